@@ -1,0 +1,12 @@
+CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (n:Chunk) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:__Entity__) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT community_id IF NOT EXISTS FOR (n:__Community__) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT claim_id IF NOT EXISTS FOR (n:Claim) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT retrieval_id IF NOT EXISTS FOR (n:Retrieval) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT drift_step_id IF NOT EXISTS FOR (n:DriftStep) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT related_id IF NOT EXISTS FOR ()-[r:RELATED]-() REQUIRE r.id IS UNIQUE;
+CREATE INDEX entity_title IF NOT EXISTS FOR (n:__Entity__) ON (n.title);
+CREATE INDEX community_level IF NOT EXISTS FOR (n:__Community__) ON (n.level);
+CREATE INDEX community_number IF NOT EXISTS FOR (n:__Community__) ON (n.community);
+CREATE INDEX retrieval_created IF NOT EXISTS FOR (n:Retrieval) ON (n.created_at);

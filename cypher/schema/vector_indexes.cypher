@@ -1,0 +1,6 @@
+CREATE VECTOR INDEX entity_embedding IF NOT EXISTS FOR (n:__Entity__) ON n.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX community_embedding IF NOT EXISTS FOR (n:__Community__) ON n.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};

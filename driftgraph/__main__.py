@@ -1,0 +1,3 @@
+from driftgraph.cli import main
+
+main()

@@ -1,0 +1,85 @@
+"""The public Python API: ``open_engine()`` returns an ``Engine`` that the CLI and user code share.
+
+    from driftgraph.api import open_engine
+    with open_engine() as engine:
+        vectors = engine.embed(["a question"])
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.config import Config, load_config
+from driftgraph.llm.ledger import Ledger
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from driftgraph.llm.chat import ChatClient
+    from driftgraph.llm.embedder import Embedder
+    from driftgraph.store.db import Store
+
+
+class Engine:
+    """Holds the config and opens the database, embedder and chat client on first use."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    # -- parts, opened lazily so `driftgraph config show` never touches Neo4j or ONNX ---------------
+    @cached_property
+    def store(self) -> Store:
+        from driftgraph.store.db import Store
+
+        return Store(self.config.neo4j)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from driftgraph.llm.embedder import make_embedder
+
+        return make_embedder(self.config.embeddings, self.config.llm)
+
+    def chat(self, ledger: Ledger) -> ChatClient:
+        from driftgraph.llm.chat import ChatClient
+
+        return ChatClient(self.config.llm, ledger)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- operations ----------------------------------------------------------------------------------
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """The configured embedder's L2-normalised vectors (benchmarks use this so all systems match)."""
+        return self.embedder.embed(texts)
+
+    def ensure_schema(self) -> None:
+        from driftgraph.store.schema import ensure_schema
+
+        ensure_schema(self.store, self.embedder.model_id, self.embedder.dimensions)
+
+    def check_schema(self) -> None:
+        """Refuse to query a database built with another embedder or dimension."""
+        from driftgraph.store.schema import check_meta
+
+        check_meta(self.store, self.embedder.model_id, self.embedder.dimensions)
+
+    def doctor(self) -> dict[str, Any]:
+        from driftgraph.doctor import run_checks
+
+        return run_checks(self)
+
+
+def open_engine(config: Config | str | Path | None = None) -> Engine:
+    """An engine from a Config, a path to driftgraph.yaml, or (None) ./driftgraph.yaml plus the environment."""
+    if not isinstance(config, Config):
+        config = load_config(config)
+    return Engine(config)

@@ -1,0 +1,193 @@
+"""The one place where every default of driftgraph lives.
+
+Everything else takes a ``Config`` (or one of its sections) and reads from it; no function carries a
+second default. Loading is strict: an unknown key or an out-of-range value fails with the key's path.
+Environment variables (``NEO4J_*``, ``OPENAI_*``) override the file, the way users of Neo4j and OpenAI
+tools expect.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from driftgraph.errors import DriftgraphError
+
+CONFIG_FILE = "driftgraph.yaml"
+
+
+class ConfigError(DriftgraphError, ValueError):
+    """A configuration problem, with a message that names the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LauncherConfig(_Section):
+    """The embedded Neo4j started by ``driftgraph neo4j start`` (jvm/launcher)."""
+
+    port: int = Field(7687, ge=1, le=65535)
+    data_dir: str = ".driftgraph/neo4j"
+    heap: str = Field("1g", pattern=r"^\d+[kmgKMG]$")
+    page_cache: str = Field("256m", pattern=r"^\d+[kmgKMG]$")
+    start_timeout_s: float = Field(180.0, gt=0)
+
+
+class Neo4jConfig(_Section):
+    uri: str = "bolt://127.0.0.1:7687"
+    username: str = "neo4j"
+    password: str = "driftgraph"
+    database: str = "neo4j"
+    launcher: LauncherConfig = LauncherConfig()
+
+
+class LLMConfig(_Section):
+    """Chat model behind any OpenAI-compatible endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``)."""
+
+    api_type: Literal["openai", "azure"] = "openai"
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: str | None = None
+    azure_api_version: str = "2024-10-21"
+    temperature: float = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=20)
+    backoff_base_s: float = Field(1.0, ge=0)
+    json_schema: bool = True
+
+
+class EmbeddingsConfig(_Section):
+    """``local``: all-MiniLM-L6-v2 int8 ONNX, offline; ``openai``: any OpenAI-compatible endpoint."""
+
+    provider: Literal["local", "openai"] = "local"
+    model: str = "text-embedding-3-small"
+    dimensions: int = Field(1536, ge=1, description="only read for provider=openai; local is 384")
+    batch_size: int = Field(32, ge=1, le=2048)
+    max_tokens: int = Field(256, ge=8, le=512, description="local model truncation")
+    threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = runtime default")
+
+
+class TokenizerConfig(_Section):
+    encoding: str = "cl100k_base"
+
+
+class PromptsConfig(_Section):
+    """Prompts are files; ``dir`` (if set) holds edited copies that win over the packaged ones."""
+
+    dir: str | None = None
+    overrides: dict[str, str] = Field(default_factory=dict)
+
+
+class Config(_Section):
+    neo4j: Neo4jConfig = Neo4jConfig()
+    llm: LLMConfig = LLMConfig()
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+    tokenizer: TokenizerConfig = TokenizerConfig()
+    prompts: PromptsConfig = PromptsConfig()
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+# Environment variables that override the file: the names Neo4j and OpenAI users already set.
+ENV_KEYS: dict[str, tuple[str, str]] = {
+    "NEO4J_URI": ("neo4j", "uri"),
+    "NEO4J_USERNAME": ("neo4j", "username"),
+    "NEO4J_PASSWORD": ("neo4j", "password"),
+    "NEO4J_DATABASE": ("neo4j", "database"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+}
+
+
+def _format_error(err: ValidationError, source: str) -> str:
+    lines = []
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            parent = e["loc"][:-1]
+            allowed = sorted(_allowed_keys(parent))
+            lines.append(f"{source}: unknown key '{path}' (allowed here: {', '.join(allowed)})")
+        else:
+            lines.append(f"{source}: bad value for '{path}': {e['msg']}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(parent: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] = Config
+    for part in parent:
+        field = _field_by_name(model, str(part))
+        if field is None:
+            return []
+        ann = field.annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _field_by_name(model: type[BaseModel], name: str) -> Any:
+    for key, f in model.model_fields.items():
+        if name in (key, f.alias):
+            return f
+    return None
+
+
+def parse_config(data: dict[str, Any], source: str = "config") -> Config:
+    """Validate a nested mapping, naming the offending key on failure."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_error(err, source)) from None
+
+
+def load_config(path: str | Path | None = None, env: dict[str, str] | None = None) -> Config:
+    """Load ``driftgraph.yaml`` (explicit path, else ./driftgraph.yaml if present) plus the environment."""
+    import yaml
+
+    env = dict(os.environ) if env is None else env
+    data: dict[str, Any] = {}
+    source = "defaults"
+    candidate = Path(path) if path is not None else Path(CONFIG_FILE)
+    if path is not None and not candidate.is_file():
+        raise ConfigError(f"config file not found: {candidate}")
+    if candidate.is_file():
+        source = str(candidate)
+        try:
+            loaded = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{source}: not valid YAML: {err}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{source}: the top level must be a mapping of sections")
+        data = loaded
+        base = candidate.resolve().parent
+        prompts = data.get("prompts")
+        if isinstance(prompts, dict) and isinstance(prompts.get("dir"), str):
+            prompts["dir"] = str((base / prompts["dir"]).resolve())
+    for var, (section, key) in ENV_KEYS.items():
+        if env.get(var):
+            sec = data.setdefault(section, {})
+            if not isinstance(sec, dict):
+                raise ConfigError(f"{source}: section '{section}' must be a mapping")
+            sec[key] = env[var]
+    return parse_config(data, source)
+
+
+def leaf_paths(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:
+    """Every leaf key of the model as a dotted path (used by the dead-key test and ``config show``)."""
+    out: list[str] = []
+    for name, f in model.model_fields.items():
+        ann = f.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out += leaf_paths(ann, f"{prefix}{name}.")
+        else:
+            out.append(prefix + name)
+    return out

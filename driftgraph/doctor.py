@@ -1,0 +1,72 @@
+"""`driftgraph doctor`: each part checked on its own, so one failure does not hide the others."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from driftgraph.api import Engine
+
+
+def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    try:
+        out = {"ok": True, **fn()}
+    except Exception as err:  # doctor reports, it does not crash
+        out = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def run_checks(engine: Engine) -> dict[str, Any]:
+    cfg = engine.config
+
+    def neo4j() -> dict[str, Any]:
+        row = engine.store.read("admin/version")[0]
+        return {"version": row["version"], "edition": row["edition"], "uri": cfg.neo4j.uri,
+                "database": cfg.neo4j.database}
+
+    def schema() -> dict[str, Any]:
+        from driftgraph.store.schema import schema_status
+
+        status = schema_status(engine.store)
+        if status["embedder"] and (status["embedder"], status["dimensions"]) != (
+            engine.embedder.model_id, engine.embedder.dimensions
+        ):
+            status["ok"] = False
+            status["error"] = (f"built with {status['embedder']} ({status['dimensions']}-d), config uses "
+                               f"{engine.embedder.model_id} ({engine.embedder.dimensions}-d)")
+        if not status["ok"] and "error" not in status:
+            status["error"] = "schema not initialised: import or index something first"
+        return status
+
+    def embedder() -> dict[str, Any]:
+        vec = engine.embed(["driftgraph doctor"])
+        return {"provider": cfg.embeddings.provider, "model": engine.embedder.model_id,
+                "dimensions": int(vec.shape[1])}
+
+    def tokenizer() -> dict[str, Any]:
+        from driftgraph.llm.tokenizer import get_tokenizer
+
+        tok = get_tokenizer(cfg.tokenizer.encoding)
+        return {"encoding": tok.name, "tokens_in_probe": len(tok.encode("hello world"))}
+
+    def llm() -> dict[str, Any]:
+        from driftgraph.llm.client import llm_configured, make_openai_client
+        from driftgraph.llm.retry import with_retries
+
+        if not llm_configured(cfg.llm):
+            return {"configured": False, "model": cfg.llm.model}
+        client = make_openai_client(cfg.llm)
+        models = with_retries(lambda: client.models.list(), cfg.llm)
+        return {"configured": True, "model": cfg.llm.model, "base_url": cfg.llm.base_url,
+                "models": [m.id for m in models.data][:20]}
+
+    report = {"neo4j": _check(neo4j)}
+    report["schema"] = _check(schema) if report["neo4j"]["ok"] else {"ok": False, "error": "neo4j unreachable"}
+    report["embedder"] = _check(embedder)
+    report["tokenizer"] = _check(tokenizer)
+    report["llm"] = _check(llm)
+    return report

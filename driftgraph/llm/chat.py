@@ -1,0 +1,113 @@
+"""Chat completions through the openai SDK, with retries, a cost ledger and an optional disk cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.config import LLMConfig
+from driftgraph.llm.client import make_openai_client
+from driftgraph.llm.ledger import Ledger
+from driftgraph.llm.retry import with_retries
+
+if TYPE_CHECKING:
+    from driftgraph.llm.cache import CallCache
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool = False
+
+
+class ChatClient:
+    def __init__(self, cfg: LLMConfig, ledger: Ledger, cache: CallCache | None = None) -> None:
+        self._cfg = cfg
+        self._client = make_openai_client(cfg)
+        self.ledger = ledger
+        self._cache = cache
+
+    @property
+    def model(self) -> str:
+        return self._cfg.model
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        phase: str,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> ChatResult:
+        """One chat call. ``json_schema`` asks for structured output where the config allows it."""
+        params: dict[str, Any] = {
+            "model": self._cfg.model,
+            "messages": messages,
+            "temperature": self._cfg.temperature,
+            "max_tokens": max_tokens,
+        }
+        if json_schema is not None and self._cfg.json_schema:
+            params["response_format"] = {"type": "json_schema", "json_schema": json_schema}
+        key = None
+        if self._cache is not None:
+            key = self._cache.key(params)
+            hit = self._cache.get(key)
+            if hit is not None:
+                self.ledger.record(phase, cache_hits=1)
+                return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+        if on_token is not None:
+            result = with_retries(lambda: self._stream(params, on_token), self._cfg)
+        else:
+            result = with_retries(lambda: self._once(params), self._cfg)
+        self.ledger.record(
+            phase, llm_calls=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
+        )
+        if self._cache is not None and key is not None:
+            self._cache.put(key, {"text": result.text, "prompt_tokens": result.prompt_tokens,
+                                  "completion_tokens": result.completion_tokens})
+        return result
+
+    def _once(self, params: dict[str, Any]) -> ChatResult:
+        resp = self._client.chat.completions.create(**params)
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        return ChatResult(text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
+
+    def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
+        parts: list[str] = []
+        prompt_tokens = completion_tokens = 0
+        stream = self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        for chunk in stream:
+            if chunk.usage is not None:
+                prompt_tokens = chunk.usage.prompt_tokens
+                completion_tokens = chunk.usage.completion_tokens
+            for choice in chunk.choices:
+                if choice.delta.content:
+                    parts.append(choice.delta.content)
+                    on_token(choice.delta.content)
+        return ChatResult("".join(parts), prompt_tokens, completion_tokens)
+
+
+def schema(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A strict ``response_format`` json_schema object."""
+    return {
+        "name": name,
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": properties,
+            "required": required if required is not None else list(properties),
+            "additionalProperties": False,
+        },
+    }
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)

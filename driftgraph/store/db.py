@@ -1,0 +1,115 @@
+"""A thin handle on one Neo4j database: named statements, batched writes, readable errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from driftgraph.config import Neo4jConfig
+from driftgraph.errors import DriftgraphError
+from driftgraph.store import cypher
+
+
+class StoreError(DriftgraphError):
+    """A database problem explained in one line (no driver traceback for the user)."""
+
+
+def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
+    from neo4j import exceptions as ex
+
+    if isinstance(err, ex.AuthError):
+        return StoreError(
+            f"Neo4j at {cfg.uri} rejected user '{cfg.username}': wrong password? (set NEO4J_PASSWORD)"
+        )
+    if isinstance(err, ex.ServiceUnavailable):
+        return StoreError(
+            f"Neo4j is not reachable at {cfg.uri}: start one with `driftgraph neo4j start` "
+            f"or `docker compose -f docker/compose.yml up -d`, or set NEO4J_URI"
+        )
+    if isinstance(err, ex.ClientError) and "DatabaseNotFound" in (err.code or ""):
+        return StoreError(f"Neo4j at {cfg.uri} has no database '{cfg.database}' (set NEO4J_DATABASE)")
+    return StoreError(f"Neo4j error at {cfg.uri}: {err}")
+
+
+class Store:
+    def __init__(self, cfg: Neo4jConfig) -> None:
+        from neo4j import GraphDatabase
+
+        self.cfg = cfg
+        self.round_trips = 0
+        self._driver = GraphDatabase.driver(
+            cfg.uri, auth=(cfg.username, cfg.password), notifications_min_severity="OFF"
+        )
+        try:
+            self._driver.verify_connectivity()
+        except Exception as err:
+            self._driver.close()
+            raise _explain(err, cfg) from None
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _session(self) -> Iterator[Any]:
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+        try:
+            with self._driver.session(database=self.cfg.database) as session:
+                yield session
+        except (Neo4jError, ServiceUnavailable) as err:
+            raise _explain(err, self.cfg) from err
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a named statement in a managed transaction (retried by the driver); rows as dicts."""
+        text = cypher.load(name)
+        self.round_trips += 1
+        with self._session() as session:
+            return session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        text = cypher.load(name)
+        self.round_trips += 1
+        with self._session() as session:
+            return session.execute_read(lambda tx: [r.data() for r in tx.run(text, params)])
+
+    def run_auto(self, name: str, **params: Any) -> None:
+        """Auto-commit run, for statements that manage their own transactions (IN TRANSACTIONS)."""
+        with self._session() as session:
+            for text in cypher.statements(name):
+                session.run(text, params).consume()
+
+    def run_script(self, name: str, **params: Any) -> None:
+        """Every statement of a multi-statement file (schema), each in its own transaction."""
+        with self._session() as session:
+            for text in cypher.statements(name):
+                session.run(text, params).consume()
+
+    def write_batches(
+        self, name: str, rows: Iterable[dict[str, Any]], batch_size: int, **params: Any
+    ) -> int:
+        """``UNWIND $rows`` writes, one transaction per batch; returns rows written."""
+        text = cypher.load(name)
+        written = 0
+        with self._session() as session:
+            for batch in _batched(rows, batch_size):
+                session.execute_write(lambda tx, b=batch: tx.run(text, {**params, "rows": b}).consume())
+                written += len(batch)
+        return written
+
+
+def _batched(rows: Iterable[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,67 @@
+import pytest
+
+from driftgraph.config import LLMConfig
+from driftgraph.llm.chat import ChatClient, schema
+from driftgraph.llm.ledger import Ledger
+
+
+def _client(fake, **kw):
+    return ChatClient(LLMConfig(base_url=fake.base_url, api_key="k", backoff_base_s=0, **kw), Ledger())
+
+
+def test_chat_records_cost_per_phase(fake_llm):
+    fake_llm.responder = lambda req: "hello there"
+    chat = _client(fake_llm)
+    res = chat.complete([{"role": "user", "content": "x" * 400}], phase="answer", max_tokens=50)
+    assert res.text == "hello there"
+    assert chat.ledger.phases["answer"].llm_calls == 1
+    assert chat.ledger.phases["answer"].prompt_tokens == res.prompt_tokens > 0
+    assert fake_llm.chat_requests()[0]["max_tokens"] == 50
+
+
+def test_retries_on_429_and_5xx_then_succeeds(fake_llm):
+    fake_llm.fail_next = [429, 503]
+    chat = _client(fake_llm, max_retries=3)
+    assert chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5).text == "fake answer"
+    assert len(fake_llm.chat_requests()) == 3
+    assert chat.ledger.total.llm_calls == 1
+
+
+def test_gives_up_after_max_retries(fake_llm):
+    import openai
+
+    fake_llm.fail_next = [500, 500, 500]
+    chat = _client(fake_llm, max_retries=1)
+    with pytest.raises(openai.InternalServerError):
+        chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5)
+    assert len(fake_llm.chat_requests()) == 2
+
+
+def test_client_errors_are_not_retried(fake_llm):
+    import openai
+
+    fake_llm.fail_next = [400]
+    chat = _client(fake_llm, max_retries=3)
+    with pytest.raises(openai.BadRequestError):
+        chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5)
+    assert len(fake_llm.chat_requests()) == 1
+
+
+def test_json_schema_is_sent_and_can_be_disabled(fake_llm):
+    s = schema("answer", {"score": {"type": "integer"}})
+    _client(fake_llm).complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5, json_schema=s)
+    _client(fake_llm, json_schema=False).complete(
+        [{"role": "user", "content": "q"}], phase="p", max_tokens=5, json_schema=s
+    )
+    first, second = fake_llm.chat_requests()
+    assert first["response_format"]["json_schema"]["name"] == "answer"
+    assert "response_format" not in second
+
+
+def test_streaming_delivers_tokens_and_usage(fake_llm):
+    fake_llm.responder = lambda req: "one two three"
+    seen = []
+    chat = _client(fake_llm)
+    res = chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5, on_token=seen.append)
+    assert "".join(seen) == "one two three" == res.text
+    assert res.completion_tokens > 0 and chat.ledger.total.llm_calls == 1
