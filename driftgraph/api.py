@@ -1,8 +1,8 @@
 """The public Python API: ``open_engine()`` returns an ``Engine`` that the CLI and user code share.
 
-    from driftgraph.api import open_engine
-    with open_engine() as engine:
-        vectors = engine.embed(["a question"])
+from driftgraph.api import open_engine
+with open_engine() as engine:
+    vectors = engine.embed(["a question"])
 """
 
 from __future__ import annotations

@@ -25,27 +25,33 @@ def run_checks(engine: Engine) -> dict[str, Any]:
 
     def neo4j() -> dict[str, Any]:
         row = engine.store.read("admin/version")[0]
-        return {"version": row["version"], "edition": row["edition"], "uri": cfg.neo4j.uri,
-                "database": cfg.neo4j.database}
+        return {
+            "version": row["version"],
+            "edition": row["edition"],
+            "uri": cfg.neo4j.uri,
+            "database": cfg.neo4j.database,
+        }
 
     def schema() -> dict[str, Any]:
         from driftgraph.store.schema import schema_status
 
         status = schema_status(engine.store)
         if status["embedder"] and (status["embedder"], status["dimensions"]) != (
-            engine.embedder.model_id, engine.embedder.dimensions
+            engine.embedder.model_id,
+            engine.embedder.dimensions,
         ):
             status["ok"] = False
-            status["error"] = (f"built with {status['embedder']} ({status['dimensions']}-d), config uses "
-                               f"{engine.embedder.model_id} ({engine.embedder.dimensions}-d)")
+            status["error"] = (
+                f"built with {status['embedder']} ({status['dimensions']}-d), config uses "
+                f"{engine.embedder.model_id} ({engine.embedder.dimensions}-d)"
+            )
         if not status["ok"] and "error" not in status:
             status["error"] = "schema not initialised: import or index something first"
         return status
 
     def embedder() -> dict[str, Any]:
         vec = engine.embed(["driftgraph doctor"])
-        return {"provider": cfg.embeddings.provider, "model": engine.embedder.model_id,
-                "dimensions": int(vec.shape[1])}
+        return {"provider": cfg.embeddings.provider, "model": engine.embedder.model_id, "dimensions": int(vec.shape[1])}
 
     def tokenizer() -> dict[str, Any]:
         from driftgraph.llm.tokenizer import get_tokenizer
@@ -61,8 +67,12 @@ def run_checks(engine: Engine) -> dict[str, Any]:
             return {"configured": False, "model": cfg.llm.model}
         client = make_openai_client(cfg.llm)
         models = with_retries(lambda: client.models.list(), cfg.llm)
-        return {"configured": True, "model": cfg.llm.model, "base_url": cfg.llm.base_url,
-                "models": [m.id for m in models.data][:20]}
+        return {
+            "configured": True,
+            "model": cfg.llm.model,
+            "base_url": cfg.llm.base_url,
+            "models": [m.id for m in models.data][:20],
+        }
 
     report = {"neo4j": _check(neo4j)}
     report["schema"] = _check(schema) if report["neo4j"]["ok"] else {"ok": False, "error": "neo4j unreachable"}

@@ -74,7 +74,7 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:  # a zombie child counts as gone
-        return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return True
 
@@ -118,8 +118,19 @@ def start(cfg: LauncherConfig, password: str) -> LauncherStatus:
     data, pidfile, log = _paths(cfg)
     data.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "NEO4J_PASSWORD": password}
-    cmd = [java, f"-Xmx{cfg.heap}", "-XX:+UseSerialGC", "-jar", str(jar),
-           "--port", str(cfg.port), "--data-dir", str(data / "db"), "--page-cache", cfg.page_cache]
+    cmd = [
+        java,
+        f"-Xmx{cfg.heap}",
+        "-XX:+UseSerialGC",
+        "-jar",
+        str(jar),
+        "--port",
+        str(cfg.port),
+        "--data-dir",
+        str(data / "db"),
+        "--page-cache",
+        cfg.page_cache,
+    ]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     pidfile.write_text(str(proc.pid))

@@ -47,8 +47,12 @@ def neo4j_config() -> Iterator[dict]:
         from testcontainers.neo4j import Neo4jContainer
 
         with Neo4jContainer("neo4j:5.26-community", password="driftgraph-test") as container:
-            yield {"uri": container.get_connection_url(), "username": "neo4j",
-                   "password": "driftgraph-test", "database": "neo4j"}
+            yield {
+                "uri": container.get_connection_url(),
+                "username": "neo4j",
+                "password": "driftgraph-test",
+                "database": "neo4j",
+            }
         return
     message = "no Neo4j: no Docker engine answers and NEO4J_URI is not set (run `driftgraph neo4j start`)"
     if os.environ.get("CI"):

@@ -10,8 +10,9 @@ import yaml
 
 def run(*args, cwd=None, env=None):
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "driftgraph", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "driftgraph", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_help_lists_commands():
@@ -22,8 +23,10 @@ def test_help_lists_commands():
 
 
 def test_help_does_not_import_heavy_modules():
-    code = ("import sys, driftgraph.cli as c; heavy = [m for m in ('numpy','onnxruntime','neo4j','openai',"
-            "'pyarrow','tiktoken','pandas') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, driftgraph.cli as c; heavy = [m for m in ('numpy','onnxruntime','neo4j','openai',"
+        "'pyarrow','tiktoken','pandas') if m in sys.modules]; print(heavy)"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.stdout.strip() == "[]"
 

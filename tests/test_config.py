@@ -49,9 +49,7 @@ def test_defaults_roundtrip_through_yaml():
 
 def test_every_config_key_is_read_by_code():
     """No dead parameters: each leaf key's attribute is accessed somewhere outside config.py."""
-    sources = "\n".join(
-        p.read_text() for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py"
-    )
+    sources = "\n".join(p.read_text() for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
     unread = []
     for path in leaf_paths():
         leaf = path.split(".")[-1]

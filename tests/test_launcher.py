@@ -29,9 +29,11 @@ def test_start_status_stop_with_password(tmp_path):
         with GraphDatabase.driver(st.uri, auth=("neo4j", "launcher-test-pw")) as driver:
             driver.verify_connectivity()
             assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
-        with GraphDatabase.driver(st.uri, auth=("neo4j", "not-the-password")) as driver:
-            with pytest.raises(Exception, match="(?i)unauthori[sz]ed|authentication"):
-                driver.verify_connectivity()
+        with (
+            GraphDatabase.driver(st.uri, auth=("neo4j", "not-the-password")) as driver,
+            pytest.raises(Exception, match="(?i)unauthori[sz]ed|authentication"),
+        ):
+            driver.verify_connectivity()
         # Bolt listens on loopback only.
         assert "127.0.0.1" in st.uri
     finally:
@@ -43,9 +45,21 @@ def test_start_status_stop_with_password(tmp_path):
 def test_missing_java_names_it_and_points_at_docker(tmp_path):
     env = {**os.environ, "PATH": str(tmp_path)}
     res = subprocess.run(
-        [sys.executable, "-m", "driftgraph", "neo4j", "start", "--port", str(_free_port()),
-         "--data-dir", str(tmp_path / "d")],
-        env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "driftgraph",
+            "neo4j",
+            "start",
+            "--port",
+            str(_free_port()),
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert res.returncode != 0
     assert ("'java'" in res.stderr or "'mvn'" in res.stderr) and "docker/compose.yml" in res.stderr

@@ -16,11 +16,14 @@ def test_schema_creates_vector_and_fulltext_indexes(store):
 
 def test_vector_and_fulltext_queries_work(store):
     ensure_schema(store, "test-embedder", 3)
-    store.run("tests/seed_entities", rows=[
-        {"id": "a", "title": "Alpha Station", "description": "orbital research base", "embedding": [1.0, 0.0, 0.0]},
-        {"id": "b", "title": "Beta Mine", "description": "asteroid mining colony", "embedding": [0.0, 1.0, 0.0]},
-        {"id": "c", "title": "Gamma Port", "description": "trade hub near the mine", "embedding": [0.1, 0.9, 0.1]},
-    ])
+    store.run(
+        "tests/seed_entities",
+        rows=[
+            {"id": "a", "title": "Alpha Station", "description": "orbital research base", "embedding": [1.0, 0.0, 0.0]},
+            {"id": "b", "title": "Beta Mine", "description": "asteroid mining colony", "embedding": [0.0, 1.0, 0.0]},
+            {"id": "c", "title": "Gamma Port", "description": "trade hub near the mine", "embedding": [0.1, 0.9, 0.1]},
+        ],
+    )
     store.run_auto("tests/await_indexes")
     hits = store.read("tests/vector_entities", k=2, vector=[0.0, 1.0, 0.05])
     assert [h["id"] for h in hits] == ["b", "c"]

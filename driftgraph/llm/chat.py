@@ -68,8 +68,14 @@ class ChatClient:
             phase, llm_calls=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
         )
         if self._cache is not None and key is not None:
-            self._cache.put(key, {"text": result.text, "prompt_tokens": result.prompt_tokens,
-                                  "completion_tokens": result.completion_tokens})
+            self._cache.put(
+                key,
+                {
+                    "text": result.text,
+                    "prompt_tokens": result.prompt_tokens,
+                    "completion_tokens": result.completion_tokens,
+                },
+            )
         return result
 
     def _once(self, params: dict[str, Any]) -> ChatResult:
@@ -81,9 +87,7 @@ class ChatClient:
     def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
         parts: list[str] = []
         prompt_tokens = completion_tokens = 0
-        stream = self._client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}
-        )
+        stream = self._client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
         for chunk in stream:
             if chunk.usage is not None:
                 prompt_tokens = chunk.usage.prompt_tokens

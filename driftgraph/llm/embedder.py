@@ -117,7 +117,8 @@ class OpenAIEmbedder:
             batch = [t or " " for t in texts[start : start + self._cfg.batch_size]]
             kwargs = {"dimensions": self.dimensions} if self.model_id.startswith("text-embedding-3") else {}
             resp = with_retries(
-                lambda b=batch: self._client.embeddings.create(model=self.model_id, input=b, **kwargs), self._llm
+                lambda b=batch, kw=kwargs: self._client.embeddings.create(model=self.model_id, input=b, **kw),
+                self._llm,
             )
             got = [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
             if got and len(got[0]) != self.dimensions:

@@ -19,9 +19,7 @@ def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
     from neo4j import exceptions as ex
 
     if isinstance(err, ex.AuthError):
-        return StoreError(
-            f"Neo4j at {cfg.uri} rejected user '{cfg.username}': wrong password? (set NEO4J_PASSWORD)"
-        )
+        return StoreError(f"Neo4j at {cfg.uri} rejected user '{cfg.username}': wrong password? (set NEO4J_PASSWORD)")
     if isinstance(err, ex.ServiceUnavailable):
         return StoreError(
             f"Neo4j is not reachable at {cfg.uri}: start one with `driftgraph neo4j start` "
@@ -91,9 +89,7 @@ class Store:
             for text in cypher.statements(name):
                 session.run(text, params).consume()
 
-    def write_batches(
-        self, name: str, rows: Iterable[dict[str, Any]], batch_size: int, **params: Any
-    ) -> int:
+    def write_batches(self, name: str, rows: Iterable[dict[str, Any]], batch_size: int, **params: Any) -> int:
         """``UNWIND $rows`` writes, one transaction per batch; returns rows written."""
         text = cypher.load(name)
         written = 0

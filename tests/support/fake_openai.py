@@ -85,8 +85,13 @@ class FakeOpenAI:
 
             def do_GET(self) -> None:
                 if self.path.endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model",
-                                                                 "created": 0, "owned_by": "tests"}]})
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "tests"}],
+                        },
+                    )
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -101,11 +106,20 @@ class FakeOpenAI:
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     dims = body.get("dimensions") or fake.embedding_dims
-                    data = [{"object": "embedding", "index": i, "embedding": hash_vector(t, dims)}
-                            for i, t in enumerate(inputs)]
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": hash_vector(t, dims)}
+                        for i, t in enumerate(inputs)
+                    ]
                     used = sum(len(str(t).split()) for t in inputs)
-                    self._send(200, {"object": "list", "data": data, "model": body.get("model", "fake"),
-                                     "usage": {"prompt_tokens": used, "total_tokens": used}})
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": data,
+                            "model": body.get("model", "fake"),
+                            "usage": {"prompt_tokens": used, "total_tokens": used},
+                        },
+                    )
                     return
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
@@ -118,13 +132,19 @@ class FakeOpenAI:
                 if body.get("stream"):
                     self._stream(body, text, usage)
                     return
-                self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", "fake"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": usage,
-                })
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "fake"),
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                        ],
+                        "usage": usage,
+                    },
+                )
 
             def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int]) -> None:
                 self.send_response(200)
@@ -133,12 +153,22 @@ class FakeOpenAI:
                 words = text.split(" ")
                 for i, word in enumerate(words):
                     piece = word if i == 0 else " " + word
-                    chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-                             "model": body.get("model", "fake"),
-                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    chunk = {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": body.get("model", "fake"),
+                        "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                    }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                final = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-                         "model": body.get("model", "fake"), "choices": [], "usage": usage}
+                final = {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body.get("model", "fake"),
+                    "choices": [],
+                    "usage": usage,
+                }
                 self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 

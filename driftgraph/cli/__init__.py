@@ -2,60 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
 
+from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, fail, load, print_json, state
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="GraphRAG on Neo4j with a control plane.")
-neo4j_app = typer.Typer(no_args_is_help=True, help="Run the embedded Neo4j launcher (no Docker needed).")
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration.")
-app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(config_app, name="config")
-
-ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="driftgraph.yaml to use.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-class _State:
-    config_path: Path | None = None
-
-
-state = _State()
 
 
 @app.callback()
 def _root(config: ConfigOpt = None) -> None:
     state.config_path = config
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def load() -> Any:
-    from driftgraph.config import load_config
-
-    return load_config(state.config_path)
-
-
-def engine() -> Any:
-    from driftgraph.api import open_engine
-
-    return open_engine(load())
-
-
-def print_json(obj: Any) -> None:
-    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
-
-
-def console() -> Any:
-    from rich.console import Console
-
-    return Console()
 
 
 # -- init / config --------------------------------------------------------------------------------------
@@ -102,58 +64,6 @@ def config_show(as_json: JsonOpt = False) -> None:
         typer.echo(yaml.safe_dump(data, sort_keys=False))
 
 
-# -- neo4j launcher -------------------------------------------------------------------------------------
-def _launcher_cfg(port: int | None, data_dir: Path | None) -> Any:
-    cfg = load()
-    updates: dict[str, Any] = {}
-    if port is not None:
-        updates["port"] = port
-    if data_dir is not None:
-        updates["data_dir"] = str(data_dir)
-    return cfg, cfg.neo4j.launcher.model_copy(update=updates)
-
-
-PortOpt = Annotated[int | None, typer.Option("--port", help="Bolt port on 127.0.0.1.")]
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Where the database files live.")]
-
-
-@neo4j_app.command("start")
-def neo4j_start(port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
-    """Build the launcher (once), start Neo4j in the background, wait for Bolt."""
-    from driftgraph import launcher
-
-    cfg, lcfg = _launcher_cfg(port, data_dir)
-    with console().status("starting Neo4j (the first start builds the launcher with Maven)..."):
-        st = launcher.start(lcfg, cfg.neo4j.password)
-    typer.echo(f"Neo4j running: {st.uri} (pid {st.pid}, data {st.data_dir}, log {st.log})")
-
-
-@neo4j_app.command("stop")
-def neo4j_stop(port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
-    """Stop the launcher started from this data directory."""
-    from driftgraph import launcher
-
-    _, lcfg = _launcher_cfg(port, data_dir)
-    typer.echo("Neo4j stopped" if launcher.stop(lcfg) else "Neo4j was not running")
-
-
-@neo4j_app.command("status")
-def neo4j_status(port: PortOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Whether the launcher runs, with its pid, URI and data directory."""
-    from dataclasses import asdict
-
-    from driftgraph import launcher
-
-    _, lcfg = _launcher_cfg(port, data_dir)
-    st = launcher.status(lcfg)
-    if as_json:
-        print_json(asdict(st))
-    else:
-        typer.echo(f"running: {st.uri} (pid {st.pid})" if st.running else f"not running ({st.data_dir})")
-    if not st.running:
-        raise typer.Exit(3)
-
-
 # -- doctor ---------------------------------------------------------------------------------------------
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
@@ -171,6 +81,14 @@ def doctor(as_json: JsonOpt = False) -> None:
             console().print(f"{mark:>16} {part:<10} {detail}")
     if not report["neo4j"]["ok"]:
         raise typer.Exit(1)
+
+
+def _register() -> None:
+    """Command groups live in their own modules; importing them attaches them to ``app``."""
+    from driftgraph.cli import neo4j  # noqa: F401
+
+
+_register()
 
 
 def main() -> None:

@@ -1,0 +1,46 @@
+"""Helpers every command module shares: config loading, the engine, errors and output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="driftgraph.yaml to use.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+class _State:
+    config_path: Path | None = None
+
+
+state = _State()
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load() -> Any:
+    from driftgraph.config import load_config
+
+    return load_config(state.config_path)
+
+
+def engine() -> Any:
+    from driftgraph.api import open_engine
+
+    return open_engine(load())
+
+
+def print_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console()

@@ -1,0 +1,65 @@
+"""`driftgraph neo4j start|stop|status`: the embedded launcher for machines without Docker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from driftgraph.cli import app
+from driftgraph.cli.common import JsonOpt, console, load, print_json
+
+neo4j_app = typer.Typer(no_args_is_help=True, help="Run the embedded Neo4j launcher (no Docker needed).")
+app.add_typer(neo4j_app, name="neo4j")
+
+
+def _launcher_cfg(port: int | None, data_dir: Path | None) -> Any:
+    cfg = load()
+    updates: dict[str, Any] = {}
+    if port is not None:
+        updates["port"] = port
+    if data_dir is not None:
+        updates["data_dir"] = str(data_dir)
+    return cfg, cfg.neo4j.launcher.model_copy(update=updates)
+
+
+PortOpt = Annotated[int | None, typer.Option("--port", help="Bolt port on 127.0.0.1.")]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Where the database files live.")]
+
+
+@neo4j_app.command("start")
+def neo4j_start(port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
+    """Build the launcher (once), start Neo4j in the background, wait for Bolt."""
+    from driftgraph import launcher
+
+    cfg, lcfg = _launcher_cfg(port, data_dir)
+    with console().status("starting Neo4j (the first start builds the launcher with Maven)..."):
+        st = launcher.start(lcfg, cfg.neo4j.password)
+    typer.echo(f"Neo4j running: {st.uri} (pid {st.pid}, data {st.data_dir}, log {st.log})")
+
+
+@neo4j_app.command("stop")
+def neo4j_stop(port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
+    """Stop the launcher started from this data directory."""
+    from driftgraph import launcher
+
+    _, lcfg = _launcher_cfg(port, data_dir)
+    typer.echo("Neo4j stopped" if launcher.stop(lcfg) else "Neo4j was not running")
+
+
+@neo4j_app.command("status")
+def neo4j_status(port: PortOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Whether the launcher runs, with its pid, URI and data directory."""
+    from dataclasses import asdict
+
+    from driftgraph import launcher
+
+    _, lcfg = _launcher_cfg(port, data_dir)
+    st = launcher.status(lcfg)
+    if as_json:
+        print_json(asdict(st))
+    else:
+        typer.echo(f"running: {st.uri} (pid {st.pid})" if st.running else f"not running ({st.data_dir})")
+    if not st.running:
+        raise typer.Exit(3)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job end to end on the embedded defaults: venv + install, the local Neo4j launcher, the offline
+# embedder, and the sample data. Safe to re-run (idempotent writes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV=${DRIFTGRAPH_VENV:-$ROOT/.venv}
+if [ ! -x "$VENV/bin/driftgraph" ] || [ pyproject.toml -nt "$VENV/.installed" ]; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -e ".[dev]"
+  touch "$VENV/.installed"
+fi
+export PATH="$VENV/bin:$PATH"
+export NEO4J_PASSWORD=${NEO4J_PASSWORD:-driftgraph}
+export NEO4J_URI=${NEO4J_URI:-bolt://127.0.0.1:7687}
+
+driftgraph neo4j start
+driftgraph doctor
