@@ -1,0 +1,16 @@
+// One batch of text units. Row: {id, text, n_tokens, document_id, position, human_readable_id}
+// A changed text drops the stale embedding so the embed phase recomputes it.
+UNWIND $rows AS row
+MERGE (c:Chunk {id: row.id})
+WITH c, row, c.text IS NOT NULL AND c.text <> row.text AS changed
+SET c.text = row.text,
+    c.n_tokens = row.n_tokens,
+    c.position = row.position,
+    c.human_readable_id = row.human_readable_id
+FOREACH (_ IN CASE WHEN changed THEN [1] ELSE [] END | REMOVE c.embedding)
+WITH c, row
+CALL (c, row) {
+  MATCH (d:Document {id: row.document_id})
+  MERGE (c)-[:PART_OF]->(d)
+}
+RETURN count(c) AS written
