@@ -7,6 +7,7 @@ with open_engine() as engine:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
     from driftgraph.llm.chat import ChatClient
     from driftgraph.llm.embedder import Embedder
+    from driftgraph.query.deps import QueryDeps
+    from driftgraph.query.result import SearchResult
     from driftgraph.store.db import Store
 
 
@@ -46,6 +49,12 @@ class Engine:
 
         return ChatClient(self.config.llm, ledger)
 
+    def query_deps(self, ledger: Ledger | None = None) -> QueryDeps:
+        """What query modules receive instead of the Engine (``query`` never imports ``api``)."""
+        from driftgraph.query.deps import QueryDeps
+
+        return QueryDeps(self.config, self.store, self.embedder, self.chat, ledger or Ledger())
+
     def close(self) -> None:
         if "store" in self.__dict__:
             self.store.close()
@@ -60,6 +69,33 @@ class Engine:
     def embed(self, texts: list[str]) -> np.ndarray:
         """The configured embedder's L2-normalised vectors (benchmarks use this so all systems match)."""
         return self.embedder.embed(texts)
+
+    def query_local(
+        self,
+        question: str,
+        *,
+        context_only: bool = False,
+        budget: int | None = None,
+        history: Sequence[dict[str, str]] | None = None,
+        exclude: Sequence[str] = (),
+        route: str | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> SearchResult:
+        """Local search (DESIGN §4) with the ``local`` config section; the trace is stored unless disabled."""
+        from driftgraph.query.local import local_search
+
+        self.check_schema()
+        return local_search(
+            self.query_deps(),
+            question,
+            self.config.local,
+            budget=budget,
+            history=history,
+            exclude=exclude,
+            route=route,
+            context_only=context_only,
+            on_token=on_token,
+        )
 
     def ensure_schema(self) -> None:
         from driftgraph.store.schema import ensure_schema

@@ -58,6 +58,7 @@ class LLMConfig(_Section):
     max_retries: int = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(1.0, ge=0)
     json_schema: bool = True
+    model_context_window: int = Field(128_000, ge=1024, description="tokens the chat model accepts (prompt+answer)")
 
 
 class EmbeddingsConfig(_Section):
@@ -82,12 +83,52 @@ class PromptsConfig(_Section):
     overrides: dict[str, str] = Field(default_factory=dict)
 
 
+class LocalConfig(_Section):
+    """Local search (DESIGN §4): entry thresholds, expansion limits, routing, budget. Every key is read."""
+
+    # budget: context = min(window - answer_reserve - prompt - question - history, context_cap)
+    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (see README: why 8000)")
+    answer_reserve: int = Field(1500, ge=16, description="tokens kept free for the answer (max_tokens of the call)")
+    history_turns: int = Field(5, ge=0, le=100, description="most recent history messages considered")
+    history_budget: int = Field(1000, ge=0, description="tokens the history may take in the rewrite prompt")
+    # entry points
+    entity_top_k: int = Field(10, ge=1, le=200, description="entry entities kept at most")
+    entity_oversample: float = Field(3.0, ge=1.0, le=20.0, description="vector k = entity_top_k * oversample")
+    hybrid: bool = Field(True, description="fuse entity fulltext hits with the vector hits (RRF)")
+    fulltext_k: int = Field(20, ge=1, le=500)
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
+    min_similarity: float = Field(0.35, ge=-1, le=1, description="absolute cosine threshold for entry entities")
+    relative_similarity: float = Field(0.75, ge=0, le=1, description="keep entities scoring >= best * this")
+    chunk_top_k: int = Field(100, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
+    chunk_min_similarity: float = Field(0.2, ge=-1, le=1, description="chunks below this (and unsupported) drop")
+    # second hop: chunks that share rare entities with the seed chunks / the entry entities
+    seed_chunks: int = Field(4, ge=0, le=50, description="top chunk hits whose entities seed the second hop")
+    hop_max_chunks_per_entity: int = Field(25, ge=1, description="entities mentioned in more chunks are too common")
+    hop_weight: float = Field(0.3, ge=0, description="weight of idf-weighted shared-entity support in chunk score")
+    # expansion
+    relationships_per_entity: int = Field(10, ge=0, le=1000)
+    max_community_level: int = Field(2, ge=0, le=20, description="reports of communities up to this level")
+    chunk_floor: int = Field(3, ge=0, description="evidence floor: at least this many chunks when any exist")
+    # routing
+    route: Literal["auto", "fact", "relational", "thematic"] = "auto"
+    llm_router: bool = Field(False, description="ask the LLM (prompts/route_question.txt) when the rule is unsure")
+
+
+class TraceConfig(_Section):
+    """The retrieval trace written to Neo4j as (:Retrieval)-[:INCLUDED|DROPPED]->(x)."""
+
+    enabled: bool = True
+    max_dropped: int = Field(500, ge=0, description="DROPPED edges written per retrieval (JSON keeps all)")
+
+
 class Config(_Section):
     neo4j: Neo4jConfig = Neo4jConfig()
     llm: LLMConfig = LLMConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     tokenizer: TokenizerConfig = TokenizerConfig()
     prompts: PromptsConfig = PromptsConfig()
+    local: LocalConfig = LocalConfig()
+    trace: TraceConfig = TraceConfig()
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

@@ -1,0 +1,1 @@
+"""Query modes (local, drift, global, basic) and what they share: deps, budget, trace, result envelope."""
