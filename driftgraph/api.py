@@ -97,6 +97,12 @@ class Engine:
             on_token=on_token,
         )
 
+    def index(self, path: str | Path, *, progress: bool = False) -> dict[str, Any]:
+        """Build or update the index from the documents under ``path`` (DESIGN §6); returns the summary."""
+        from driftgraph.index.pipeline import run_index
+
+        return run_index(self.config, self.store, self.embedder, path, progress=progress)
+
     def ensure_schema(self) -> None:
         from driftgraph.store.schema import ensure_schema
 

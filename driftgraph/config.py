@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from driftgraph.errors import DriftgraphError
 
@@ -83,6 +83,37 @@ class PromptsConfig(_Section):
     overrides: dict[str, str] = Field(default_factory=dict)
 
 
+class IndexConfig(_Section):
+    """``driftgraph index DIR``: loading, chunking, extraction, summaries, communities, reports, cache."""
+
+    extensions: list[str] = Field(default_factory=lambda: ["txt", "md", "csv", "json", "jsonl"])
+    csv_text_column: str = "text"
+    json_text_field: str = "text"
+    max_file_bytes: int = Field(10_000_000, ge=1, description="larger files are skipped with a warning")
+    chunk_size: int = Field(1200, ge=16, le=100_000, description="tokens per chunk")
+    chunk_overlap: int = Field(100, ge=0, description="tokens shared by neighbouring chunks")
+    entity_types: list[str] = Field(default_factory=lambda: ["organization", "person", "geo", "event"])
+    max_gleanings: int = Field(1, ge=0, le=10, description="extra 'anything missed?' rounds per chunk")
+    extract_max_tokens: int = Field(4000, ge=64)
+    claims: bool = False
+    claim_description: str = "Any claims or facts that could be relevant to information discovery."
+    description_max_tokens: int = Field(500, ge=16, description="merged descriptions above this are summarised")
+    summarize_input_max_tokens: int = Field(4000, ge=64)
+    max_cluster_size: int = Field(10, ge=2)
+    seed: int = Field(0xDEADBEEF, ge=0, description="Leiden seed: same graph + seed = same communities")
+    report_max_input_tokens: int = Field(8000, ge=256)
+    report_max_tokens: int = Field(2000, ge=64)
+    concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
+    write_batch_size: int = Field(1000, ge=1, le=100_000)
+    cache_dir: str = Field(".driftgraph/cache", description="LLM and embedding call cache (relative to cwd)")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> IndexConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self
+
+
 class LocalConfig(_Section):
     """Local search (DESIGN §4): entry thresholds, expansion limits, routing, budget. Every key is read."""
 
@@ -127,6 +158,7 @@ class Config(_Section):
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     tokenizer: TokenizerConfig = TokenizerConfig()
     prompts: PromptsConfig = PromptsConfig()
+    index: IndexConfig = IndexConfig()
     local: LocalConfig = LocalConfig()
     trace: TraceConfig = TraceConfig()
 

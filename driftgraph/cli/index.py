@@ -1,0 +1,51 @@
+"""`driftgraph index DIR`: build or update the index from documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from driftgraph.cli import app
+from driftgraph.cli.common import JsonOpt, console, engine, print_json
+
+
+@app.command("index")
+def index(
+    directory: Annotated[Path, typer.Argument(help="Folder (or one file) of .txt, .md, .csv, .json, .jsonl.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
+    with engine() as eng:
+        summary = eng.index(directory, progress=True)
+    if as_json:
+        print_json(summary)
+    else:
+        _render(summary)
+
+
+def _render(s: dict[str, Any]) -> None:
+    out = console()
+    d = s["documents"]
+    out.print(
+        f"documents {d['total']} (added {d['added']}, removed {d['removed']}, unchanged {d['unchanged']}), "
+        f"chunks {s['chunks']}, entities {s['entities']}, relationships {s['relationships']}, "
+        f"claims {s['claims']}, communities {s['communities']} on {s['levels']} levels, reports {s['reports']}"
+    )
+    r = s["redone"]
+    out.print(
+        f"LLM calls {s['llm_calls']} (cache hits {s['cache_hits']}), tokens {s['tokens']['prompt']} in / "
+        f"{s['tokens']['completion']} out; reports generated {r['reports_generated']}, reused {r['reports_reused']}"
+    )
+    f = s["failures"]
+    if f["count"]:
+        out.print(f"[yellow]failures: {f['count']}[/] (chunks {len(f['chunks'])}, reports {len(f['reports'])})")
+        for item in f["chunks"][:10]:
+            out.print(f"  chunk {item['chunk_id'][:12]} of {item['document']}: {'; '.join(item['errors'])}")
+    load = s["load"]
+    for item in load["skipped"]:
+        out.print(f"[yellow]skipped[/] {item['path']}: {item['reason']}")
+    for item in load["warnings"]:
+        out.print(f"[yellow]warning[/] {item['path']}: {item['warning']}")
+    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s["seconds"].items()))

@@ -1,0 +1,1 @@
+"""Building the index from documents: load, chunk, extract, merge, communities, reports, embeddings."""

@@ -1,0 +1,67 @@
+"""One structured LLM request with one repair retry, shared by extraction, claims and reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from driftgraph.config import PromptsConfig
+from driftgraph.errors import DriftgraphError
+from driftgraph.index.parse import ParseError
+from driftgraph.llm.chat import ChatClient, ChatResult
+from driftgraph.prompts import render_prompt
+
+T = TypeVar("T")
+
+
+class FatalLLMError(DriftgraphError):
+    """The endpoint refuses every request (bad key, unknown model): stop instead of failing each chunk."""
+
+
+class CallFailed(Exception):
+    """A request that failed after its repair retry, or an endpoint error; recorded, never fatal."""
+
+
+class Answer(NamedTuple, Generic[T]):
+    value: T
+    text: str
+    fresh_calls: int  # calls that reached the endpoint (0 when every call came from the cache)
+
+
+def ask_json(
+    chat: ChatClient,
+    messages: list[dict[str, str]],
+    parse: Callable[[str], T],
+    *,
+    phase: str,
+    max_tokens: int,
+    schema: dict[str, Any] | None,
+    prompts: PromptsConfig,
+) -> Answer[T]:
+    """An unparseable answer gets one repair request quoting the parse error."""
+    first = _complete(chat, messages, phase, max_tokens, schema)
+    fresh = int(not first.cached)
+    try:
+        return Answer(parse(first.text), first.text, fresh)
+    except ParseError as err:
+        repair = render_prompt("repair_json", prompts, error=str(err))
+        retry = [*messages, {"role": "assistant", "content": first.text}, {"role": "user", "content": repair}]
+        second = _complete(chat, retry, phase, max_tokens, schema)
+        fresh += int(not second.cached)
+        try:
+            return Answer(parse(second.text), second.text, fresh)
+        except ParseError as err2:
+            raise CallFailed(f"unusable answer after one repair retry: {err2}") from None
+
+
+def _complete(
+    chat: ChatClient, messages: list[dict[str, str]], phase: str, max_tokens: int, schema: dict[str, Any] | None
+) -> ChatResult:
+    import openai
+
+    try:
+        return chat.complete(messages, phase=phase, max_tokens=max_tokens, json_schema=schema)
+    except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as err:
+        raise FatalLLMError(f"the LLM endpoint refused the request ({type(err).__name__}): {err}") from None
+    except openai.OpenAIError as err:
+        raise CallFailed(f"{type(err).__name__}: {err}") from None

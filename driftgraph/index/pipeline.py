@@ -1,0 +1,203 @@
+"""``driftgraph index DIR`` end to end: load, chunk, extract, merge, write, cluster, report, embed.
+
+Every LLM call goes through the on-disk cache (``index.cache_dir``), so a re-run or a run resumed after a
+crash pays only for work not done yet; there is no ``--resume`` flag because resuming is the default. A
+run compares its documents with the database: removed or changed documents lose what they contributed,
+unchanged communities keep their reports, and the summary says what was re-done.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.config import Config
+from driftgraph.index.chunk import chunk_documents
+from driftgraph.index.communities import detect_communities
+from driftgraph.index.extract import extract_all
+from driftgraph.index.load import InputError, load_documents
+from driftgraph.index.merge import merge, summarize_descriptions
+from driftgraph.index.reports import generate_reports
+from driftgraph.index.write import stored_report, sync_communities, sync_graph
+from driftgraph.llm.cache import CallCache
+from driftgraph.llm.chat import ChatClient
+from driftgraph.llm.ledger import Ledger
+from driftgraph.llm.tokenizer import count_tokens
+from driftgraph.store import ingest
+from driftgraph.store.index_state import read_state, stored_reports
+from driftgraph.store.schema import ensure_schema
+
+if TYPE_CHECKING:
+    from driftgraph.llm.embedder import Embedder
+    from driftgraph.store.db import Store
+
+EXTRACT_PHASES = ("extract", "extract_gleaning", "extract_claims")
+
+
+class _Progress:
+    """Rich progress bars on stderr, one per stage; a no-op when disabled."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._bar: Any = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("{task.description:<12}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+            )
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def task(self, name: str, total: int | None) -> Callable[[], None]:
+        """A bar for one stage (``total=None``: not known in advance); returns its advance function."""
+        if self._bar is None:
+            return lambda: None
+        tid = self._bar.add_task(name, total=total)
+        return lambda: self._bar.advance(tid)
+
+    def done(self, name: str, total: int = 1) -> None:
+        step = self.task(name, total)
+        for _ in range(total):
+            step()
+
+
+def run_index(
+    cfg: Config, store: Store, embedder: Embedder, path: str | Path, *, progress: bool = True
+) -> dict[str, Any]:
+    """Index ``path`` into the database; returns the JSON summary."""
+    seconds: dict[str, float] = {}
+    start_all = time.perf_counter()
+
+    @contextmanager
+    def stage(name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        yield
+        seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - t0, 3)
+
+    icfg = cfg.index
+    enc = cfg.tokenizer.encoding
+    tokens = lambda text: count_tokens(text, enc)  # noqa: E731
+    ledger = Ledger()
+    summary: dict[str, Any] = {"input": str(path)}
+    with _Progress(progress) as bars:
+        with stage("load"):
+            loaded = load_documents(path, icfg)
+            docs = loaded.documents
+            if not docs:
+                skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in loaded.skipped[:5])
+                raise InputError(f"no documents to index in {path}" + (f" (skipped: {skipped})" if skipped else ""))
+        bars.done("load", len(docs))
+        with stage("chunk"):
+            chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
+        bars.done("chunk", len(chunks))
+        with stage("schema"):
+            ensure_schema(store, embedder.model_id, embedder.dimensions)
+            state = read_state(store)
+        doc_ids = {d.id for d in docs}
+        summary["documents"] = {
+            "total": len(docs),
+            "added": len(doc_ids - state["documents"]),
+            "removed": len(state["documents"] - doc_ids),
+            "unchanged": len(doc_ids & state["documents"]),
+        }
+        chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))
+        with stage("extract"):
+            extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
+        with stage("merge"):
+            graph = merge(chunks, extractions)
+            summaries = summarize_descriptions(graph, chat, cfg, bars.task("summarize", None))
+        with stage("write"):
+            deleted = sync_graph(store, state, docs, chunks, graph, icfg.write_batch_size, tokens)
+        bars.done("write")
+        with stage("communities"):
+            communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed)
+        bars.done("communities", len(communities))
+        with stage("reports"):
+            kept = {c.id for c in communities} & state["communities"]
+            existing = {r["id"]: stored_report(r) for r in stored_reports(store, kept)}
+            reports, report_stats = generate_reports(
+                graph, communities, chat, cfg, existing, bars.task("reports", len(communities))
+            )
+            community_sync = sync_communities(
+                store, state["communities"], communities, reports, icfg.write_batch_size, tokens
+            )
+        with stage("embed"):
+            embedded = _embed(store, embedder, icfg.write_batch_size, bars)
+    cost = ledger.to_dict(per_phase=True)
+    total = cost["total"]
+    extract_cost = [cost[p] for p in EXTRACT_PHASES if p in cost]
+    doc_of = {c.id: c.document_id for c in chunks}
+    titles = {d.id: d.title for d in docs}
+    failed_chunks = [
+        {"chunk_id": e.chunk_id, "document": titles[doc_of[e.chunk_id]], "errors": e.failures}
+        for e in extractions
+        if e.failures
+    ]
+    summary.update(
+        {
+            "chunks": len(chunks),
+            "entities": len(graph.entities),
+            "relationships": len(graph.relationships),
+            "claims": len(graph.claims),
+            "communities": len(communities),
+            "levels": len({c.level for c in communities}),
+            "reports": len(reports),
+            "llm_calls": total["llm_calls"],
+            "tokens": {"prompt": total["prompt_tokens"], "completion": total["completion_tokens"]},
+            "cache_hits": total["cache_hits"],
+            "redone": {
+                "documents_extracted": len({doc_of[e.chunk_id] for e in extractions if e.llm_calls}),
+                "chunks_extracted": sum(1 for e in extractions if e.llm_calls),
+                "extract_llm_calls": sum(c["llm_calls"] for c in extract_cost),
+                "extract_cache_hits": sum(c["cache_hits"] for c in extract_cost),
+                "descriptions_summarized": summaries["summarized"],
+                "communities": community_sync,
+                "reports_generated": report_stats["generated"],
+                "reports_reused": report_stats["reused"],
+                "reports_with_substituted_sub_reports": report_stats["substituted"],
+                "deleted": deleted,
+                "embedded": embedded,
+            },
+            "failures": {
+                "count": len(failed_chunks) + len(report_stats["failures"]) + len(summaries["failures"]),
+                "chunks": failed_chunks,
+                "reports": report_stats["failures"],
+                "summaries": summaries["failures"],
+                "dropped_records": sum(e.dropped_records for e in extractions),
+            },
+            "load": loaded.summary(),
+            "llm": cost,
+            "seconds": {**seconds, "total": round(time.perf_counter() - start_all, 3)},
+        }
+    )
+    return summary
+
+
+def _embed(store: Store, embedder: Embedder, page_size: int, bars: _Progress) -> dict[str, int]:
+    """Embed every entity, chunk and report without a vector (new or changed text)."""
+    pending = ingest.pending_embedding_counts(store)
+    done: dict[str, int] = {}
+    for kind in ingest.EMBED_KINDS:
+        step = bars.task(f"embed {kind}", pending[kind])
+
+        def advance(n: int, step: Callable[[], None] = step) -> None:
+            for _ in range(n):
+                step()
+
+        done[kind] = ingest.embed_pending(store, kind, embedder.embed, page_size, advance)
+    return done

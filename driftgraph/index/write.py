@@ -1,0 +1,228 @@
+"""The indexer's results as rows for the shared writers (store/ingest.py), and the incremental sync.
+
+Sync = delete what the database holds that this run did not produce (removed or changed documents, and
+whatever only they contributed), then write everything produced (idempotent MERGE on ids; unchanged
+texts keep their embeddings). Deleting first also clears relationships whose stored direction changed,
+since a RELATED id is unique.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from driftgraph.index.chunk import Chunk
+from driftgraph.index.communities import Community
+from driftgraph.index.load import Document
+from driftgraph.index.merge import Graph
+from driftgraph.index.reports import Report
+from driftgraph.store import ingest
+from driftgraph.store.db import Store
+from driftgraph.store.index_state import clear_community_parents, delete_by_id
+
+Row = dict[str, Any]
+
+
+def document_rows(docs: Sequence[Document]) -> list[Row]:
+    return [
+        {
+            "id": d.id,
+            "title": d.title,
+            "text": d.text,
+            "metadata": d.metadata,
+            "creation_date": None,
+            "human_readable_id": i,
+        }
+        for i, d in enumerate(docs)
+    ]
+
+
+def chunk_rows(chunks: Sequence[Chunk]) -> list[Row]:
+    return [
+        {
+            "id": c.id,
+            "text": c.text,
+            "n_tokens": c.n_tokens,
+            "document_id": c.document_id,
+            "position": c.index,
+            "human_readable_id": i,
+        }
+        for i, c in enumerate(chunks)
+    ]
+
+
+def entity_rows(graph: Graph) -> list[Row]:
+    return [
+        {
+            "id": e.id,
+            "title": e.title,
+            "type": e.type,
+            "description": e.description,
+            "degree": e.degree,
+            "frequency": e.frequency,
+            "n_tokens": None,
+            "human_readable_id": i,
+            "text_unit_ids": e.text_unit_ids,
+        }
+        for i, e in enumerate(graph.entities)
+    ]
+
+
+def relationship_rows(graph: Graph) -> list[Row]:
+    return [
+        {
+            "id": r.id,
+            "source_id": r.source_id,
+            "target_id": r.target_id,
+            "source": r.source,
+            "target": r.target,
+            "description": r.description,
+            "weight": r.weight,
+            "combined_degree": r.combined_degree,
+            "n_tokens": None,
+            "text_unit_ids": r.text_unit_ids,
+            "human_readable_id": i,
+        }
+        for i, r in enumerate(graph.relationships)
+    ]
+
+
+def claim_rows(graph: Graph) -> list[Row]:
+    return [
+        {
+            "id": c.id,
+            "human_readable_id": i,
+            "covariate_type": "claim",
+            "type": c.type,
+            "description": c.description,
+            "status": c.status,
+            "start_date": c.start_date,
+            "end_date": c.end_date,
+            "source_text": c.source_text,
+            "subject": c.subject,
+            "object": c.object,
+            "subject_entity_id": c.subject_id,
+            "text_unit_id": c.chunk_id,
+        }
+        for i, c in enumerate(graph.claims)
+    ]
+
+
+def community_rows(communities: Sequence[Community]) -> list[Row]:
+    return [
+        {
+            "id": c.id,
+            "community": c.community,
+            "level": c.level,
+            "parent": c.parent,
+            "title": f"Community {c.community}",
+            "size": c.size,
+            "entity_ids": c.entity_ids,
+            "relationship_ids": c.relationship_ids,
+            "text_unit_ids": c.text_unit_ids,
+            "period": None,
+            "human_readable_id": c.community,
+        }
+        for c in communities
+    ]
+
+
+def report_rows(communities: Sequence[Community], reports: dict[str, Report]) -> list[Row]:
+    rows = []
+    for c in communities:
+        r = reports.get(c.id)
+        if r is None:
+            continue
+        record = {
+            "title": r.title,
+            "summary": r.summary,
+            "rating": r.rating,
+            "rating_explanation": r.rating_explanation,
+            "findings": r.findings,
+        }
+        rows.append(
+            {
+                "community": c.community,
+                "report_id": c.id,
+                "report_human_readable_id": c.community,
+                "title": r.title,
+                "summary": r.summary,
+                "full_content": r.full_content,
+                "rank": r.rating,
+                "rating_explanation": r.rating_explanation,
+                "findings": r.findings,
+                "full_content_json": json.dumps(record, ensure_ascii=False),
+                "n_tokens": None,
+            }
+        )
+    return rows
+
+
+def stale(state: dict[str, Any], docs: Sequence[Document], chunks: Sequence[Chunk], graph: Graph) -> dict[str, set]:
+    """Ids in the database that this run did not produce (relationships also when their direction moved)."""
+    rels = {r.id: (r.source_id, r.target_id) for r in graph.relationships}
+    return {
+        "documents": state["documents"] - {d.id for d in docs},
+        "chunks": state["chunks"] - {c.id for c in chunks},
+        "entities": state["entities"] - {e.id for e in graph.entities},
+        "relationships": {i for i, ends in state["relationships"].items() if rels.get(i) != ends},
+        "claims": state["claims"] - {c.id for c in graph.claims},
+    }
+
+
+def sync_graph(
+    store: Store,
+    state: dict[str, Any],
+    docs: Sequence[Document],
+    chunks: Sequence[Chunk],
+    graph: Graph,
+    batch_size: int,
+    tokens: Callable[[str], int],
+) -> dict[str, int]:
+    """Delete stale, write current documents, chunks, entities, relationships, claims; returns deletions."""
+    gone = stale(state, docs, chunks, graph)
+    deleted = {"documents": ingest.delete_documents(store, sorted(gone["documents"]), batch_size)}
+    for kind in ("claims", "relationships", "chunks", "entities"):
+        deleted[kind] = delete_by_id(store, kind, gone[kind], batch_size)
+    ingest.write_documents(store, document_rows(docs), batch_size)
+    ingest.write_chunks(store, chunk_rows(chunks), batch_size, tokens)
+    ingest.write_entities(store, entity_rows(graph), batch_size, tokens)
+    ingest.write_relationships(store, relationship_rows(graph), batch_size, tokens)
+    ingest.write_claims(store, claim_rows(graph), batch_size)
+    return deleted
+
+
+def sync_communities(
+    store: Store,
+    existing: set[str],
+    communities: Sequence[Community],
+    reports: dict[str, Report],
+    batch_size: int,
+    tokens: Callable[[str], int],
+) -> dict[str, int]:
+    """Replace the community layer: drop removed communities, relink kept ones, write reports."""
+    new_ids = {c.id for c in communities}
+    removed = delete_by_id(store, "communities", existing - new_ids, batch_size)
+    clear_community_parents(store, existing & new_ids, batch_size)
+    ingest.write_communities(store, community_rows(communities), batch_size)
+    ingest.write_community_reports(store, report_rows(communities, reports), batch_size, tokens)
+    return {"removed": removed, "kept": len(existing & new_ids), "new": len(new_ids - existing)}
+
+
+def stored_report(row: Row) -> Report:
+    findings = row.get("findings") or "[]"
+    try:
+        parsed = json.loads(findings) if isinstance(findings, str) else list(findings)
+    except ValueError:
+        parsed = []
+    return Report(
+        row["id"],
+        row.get("title") or "",
+        row.get("summary") or "",
+        float(row.get("rank") or 0.0),
+        row.get("rating_explanation") or "",
+        parsed,
+        row.get("full_content") or "",
+        reused=True,
+    )

@@ -1,0 +1,44 @@
+"""What the indexer needs beyond the shared writers (store/ingest.py): read the current ids for the
+incremental diff, delete by id what removed or changed input contributed, reuse stored reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from driftgraph.store.db import Store
+from driftgraph.store.ingest import batched
+
+DELETABLE = ("chunks", "entities", "relationships", "claims", "communities")
+_DELETE = {"communities": "ingest/delete_communities_by_id"}
+
+
+def read_state(store: Store) -> dict[str, Any]:
+    """Ids per kind; relationships as ``{id: (source_id, target_id)}``."""
+    rows = store.read("ingest/index_state")
+    row = rows[0] if rows else {}
+    out: dict[str, Any] = {k: set(row.get(k) or []) for k in ("documents", "chunks", "entities", "claims")}
+    out["communities"] = set(row.get("communities") or [])
+    out["relationships"] = {r[0]: (r[1], r[2]) for r in row.get("relationships") or []}
+    return out
+
+
+def delete_by_id(store: Store, kind: str, ids: Iterable[str], batch_size: int) -> int:
+    """Delete nodes (or RELATED relationships) of ``kind`` by id, one transaction per batch."""
+    if kind not in DELETABLE:
+        raise ValueError(f"kind must be one of {DELETABLE}, not {kind!r}")
+    name = _DELETE.get(kind, f"ingest/delete_{kind}")
+    done = 0
+    for batch in batched(({"id": i} for i in sorted(ids)), batch_size):
+        result = store.run(name, rows=batch)
+        done += int(result[0]["written"]) if result else 0
+    return done
+
+
+def clear_community_parents(store: Store, ids: Iterable[str], batch_size: int) -> None:
+    for batch in batched(({"id": i} for i in sorted(ids)), batch_size):
+        store.run("ingest/clear_community_parents", rows=batch)
+
+
+def stored_reports(store: Store, ids: Iterable[str]) -> list[dict[str, Any]]:
+    return store.read("ingest/community_reports_by_id", ids=sorted(ids))
