@@ -103,6 +103,46 @@ class Engine:
 
         return run_index(self.config, self.store, self.embedder, path, progress=progress)
 
+    def query_global(
+        self,
+        question: str,
+        *,
+        level: int | None = None,
+        dynamic: bool | None = None,
+        budget: int | None = None,
+        seed: int | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> SearchResult:
+        """Global search over community reports (map in batches, reduce); ``level``/``dynamic`` override config."""
+        from driftgraph.query.global_ import global_search
+
+        return global_search(
+            self.query_deps(),
+            question,
+            self.config.global_,
+            level=level,
+            dynamic=dynamic,
+            budget=budget,
+            seed=seed,
+            on_token=on_token,
+        )
+
+    def query_basic(
+        self,
+        question: str,
+        *,
+        context_only: bool = False,
+        budget: int | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> SearchResult:
+        """Basic search, the baseline: nearest chunks until the budget is full, then one answer call."""
+        from driftgraph.query.basic import basic_search
+
+        self.check_schema()
+        return basic_search(
+            self.query_deps(), question, self.config.basic, budget=budget, context_only=context_only, on_token=on_token
+        )
+
     def ensure_schema(self) -> None:
         from driftgraph.store.schema import ensure_schema
 

@@ -152,6 +152,43 @@ class TraceConfig(_Section):
     max_dropped: int = Field(500, ge=0, description="DROPPED edges written per retrieval (JSON keeps all)")
 
 
+class GlobalConfig(_Section):
+    """Global search: map over community reports in token-bounded batches, reduce the best key points.
+
+    Budgets follow DESIGN §4.2: a map call gets ``min(window - map_max_tokens - prompt - question, map_cap)``
+    report tokens, the reduce call ``min(window - answer_reserve - prompt - question, reduce_cap)`` point tokens.
+    """
+
+    level: int = Field(2, ge=0, le=20, description="finest level used: that level plus shallower leaf communities")
+    dynamic: bool = Field(False, description="start at the roots, descend only into reports rated relevant")
+    seed: int = Field(0, ge=0, description="seeds the report order before batching")
+    concurrency: int = Field(4, ge=1, le=64, description="parallel map / rating calls")
+    map_cap: int = Field(8000, ge=256, description="cost ceiling on report tokens per map call")
+    map_max_tokens: int = Field(1000, ge=16, description="output cap of one map call")
+    max_points: int = Field(5, ge=1, le=50, description="key points asked of each map call")
+    min_score: int = Field(1, ge=1, le=100, description="points scoring below this (0 always) are dropped")
+    reduce_cap: int = Field(8000, ge=256, description="cost ceiling on point tokens in the reduce prompt")
+    answer_reserve: int = Field(1500, ge=16, description="output cap of the reduce call (the answer)")
+    response_type: str = "multiple paragraphs"
+    max_rating: int = Field(5, ge=1, le=100, description="dynamic: ratings run 0..max_rating")
+    rate_threshold: int = Field(2, ge=0, le=100, description="dynamic: reports rated below this are pruned")
+    rate_batch_size: int = Field(8, ge=1, le=100, description="dynamic: report summaries rated per call")
+    rate_text_tokens: int = Field(200, ge=16, description="dynamic: summary tokens shown per report when rating")
+    repair_retries: int = Field(1, ge=0, le=3, description="repair calls for a malformed JSON reply")
+
+
+class BasicConfig(_Section):
+    """Basic search, the baseline: vector top chunks (optionally fused with fulltext) until the budget is full."""
+
+    top_k: int = Field(50, ge=1, le=10_000, description="chunk hits fetched first (doubled while budget remains)")
+    hybrid: bool = Field(False, description="fuse chunk_fulltext hits with the vector hits (RRF)")
+    fulltext_k: int = Field(50, ge=1, le=10_000)
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
+    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens")
+    answer_reserve: int = Field(1500, ge=16, description="output cap of the answer call")
+    response_type: str = "multiple paragraphs"
+
+
 class Config(_Section):
     neo4j: Neo4jConfig = Neo4jConfig()
     llm: LLMConfig = LLMConfig()
@@ -161,6 +198,8 @@ class Config(_Section):
     index: IndexConfig = IndexConfig()
     local: LocalConfig = LocalConfig()
     trace: TraceConfig = TraceConfig()
+    global_: GlobalConfig = Field(GlobalConfig(), alias="global")
+    basic: BasicConfig = BasicConfig()
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

@@ -1,0 +1,264 @@
+"""Global search: select reports (a level cut, or a rated descent), map them in batches, reduce the best points.
+
+Budgets are derived from the deployment like local search's (``query/budget.py``):
+
+    map batch  = min(window - map_max_tokens - map prompt - question, map_cap)
+    reduce     = min(window - answer_reserve - reduce prompt - question, reduce_cap)
+
+``--budget`` fixes both (GraphRAG's single ``max_context_tokens`` plays the same double role). Points scoring
+below ``min_score`` (always 0) are dropped; the rest enter the reduce prompt best first, item by item, until
+the reduce budget is full. The trace lists every report visited with the stage it reached (listed / rated /
+mapped / used), its rating, batch and points, and why it was dropped.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.prompts import render_prompt
+from driftgraph.query.answer_check import check_question, map_citations
+from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.query.global_map import MapBatch, Point, make_batches, map_prompt, run_map
+from driftgraph.query.global_select import ReportState, Selection, select_dynamic, select_level
+from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
+from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
+
+if TYPE_CHECKING:
+    from driftgraph.config import GlobalConfig
+    from driftgraph.query.deps import QueryDeps
+
+
+def render_point(point: Point) -> str:
+    refs = ", ".join(str(s) for s in point.short_ids)
+    return f"----- Key point (importance {point.score}; Reports ({refs})) -----\n{point.description}"
+
+
+def global_search(
+    deps: QueryDeps,
+    question: str,
+    settings: GlobalConfig,
+    *,
+    level: int | None = None,
+    dynamic: bool | None = None,
+    budget: int | None = None,
+    seed: int | None = None,
+    on_token: Callable[[str], None] | None = None,
+    store_trace: bool = True,
+) -> SearchResult:
+    """Answer ``question`` from the community reports; ``level``/``dynamic``/``seed`` override the config."""
+    question = check_question(question)
+    level = settings.level if level is None else level
+    dynamic = settings.dynamic if dynamic is None else dynamic
+    seed = settings.seed if seed is None else seed
+    started, trips = time.perf_counter(), deps.store.round_trips
+    recorder = TraceRecorder("global", question)
+    map_budget, reduce_budget = _budgets(deps, settings, question, budget)
+
+    selection = select_dynamic(deps, question, settings, level) if dynamic else select_level(deps, level)
+    selected_at = time.perf_counter()
+    batches = make_batches(selection.selected, selection.states, map_budget.context, random.Random(seed), deps)
+    for batch in batches:
+        for _, report in batch.reports:
+            state = selection.states[report.id]
+            state.stage, state.batch = "mapped", batch.index
+    run_map(deps, question, settings, batches)
+    mapped_at = time.perf_counter()
+
+    points = [p for b in batches for p in b.points]
+    kept, point_trace, context = _reduce_context(deps, settings, points, reduce_budget.context)
+    answer, stop_reason = _answer(deps, settings, question, context, kept, on_token)
+    _finish_states(selection, batches, points, kept, settings.min_score)
+
+    recorder.budget = reduce_budget.to_dict()
+    recorder.round_trips = deps.store.round_trips - trips
+    recorder.citations = map_citations(
+        answer if kept else "", "Reports", {sid: r.id for b in batches for sid, r in b.reports}
+    )
+    for state in _ordered(selection.states.values()):
+        recorder.add_item(
+            TraceItem(
+                source="report",
+                id=state.report.id,
+                tokens=state.tokens,
+                status=state.status or "dropped",
+                reason=state.reason,
+                rank=state.short_id,
+                hop=selection.mode,
+                score=max((p.score for p in points if state.report.id in p.report_ids), default=None),
+            )
+        )
+    recorder.timings.update(
+        select=selected_at - started, map=mapped_at - selected_at, total=time.perf_counter() - started
+    )
+    recorder.extra.update(
+        map={
+            "budget": map_budget.to_dict(),
+            "batches": len(batches),
+            "calls": sum(b.calls for b in batches),
+            "repaired": sum(int(b.repaired) for b in batches),
+            "malformed": sum(int(b.malformed) for b in batches),
+            "skipped_points": sum(b.skipped_points for b in batches),
+            "points": len(points),
+        },
+        selection=selection.to_dict(),
+        reports=[s.to_dict() for s in _ordered(selection.states.values())],
+        batches=[b.to_dict() for b in batches],
+        points=point_trace,
+    )
+    cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
+    params = {"level": level, "dynamic": dynamic, "budget": budget, "seed": seed, **settings.model_dump()}
+    rid = None
+    if store_trace:
+        rid = write_trace(
+            deps.store,
+            recorder,
+            deps.config.trace,
+            query=question,
+            params=params,
+            cost=cost,
+            seed=seed,
+            stop_reason=stop_reason,
+            context_tokens=context.tokens,
+        )
+        cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
+    return SearchResult(
+        mode="global",
+        question=question,
+        answer=answer,
+        retrieval_id=rid,
+        context=context,
+        trace=recorder.to_dict(),
+        cost=cost,
+        extra={"level": level, "dynamic": dynamic, "seed": seed, "stop_reason": stop_reason},
+    )
+
+
+def _budgets(
+    deps: QueryDeps, settings: GlobalConfig, question: str, budget: int | None
+) -> tuple[BudgetBreakdown, BudgetBreakdown]:
+    window = deps.config.llm.model_context_window
+    q = deps.count_tokens(question)
+    map_b = derive_budget(
+        window=window,
+        answer_reserve=settings.map_max_tokens,
+        prompt=deps.count_tokens(map_prompt(deps, settings, "")),
+        question=q,
+        history=0,
+        cap=settings.map_cap,
+        override=budget,
+    )
+    reduce_b = derive_budget(
+        window=window,
+        answer_reserve=settings.answer_reserve,
+        prompt=deps.count_tokens(_reduce_prompt(deps, settings, "")),
+        question=q,
+        history=0,
+        cap=settings.reduce_cap,
+        override=budget,
+    )
+    return map_b, reduce_b
+
+
+def _reduce_prompt(deps: QueryDeps, settings: GlobalConfig, points_text: str) -> str:
+    return render_prompt("global_reduce", deps.config.prompts, points=points_text, response_type=settings.response_type)
+
+
+def _reduce_context(
+    deps: QueryDeps, settings: GlobalConfig, points: list[Point], budget: int
+) -> tuple[list[Point], list[dict[str, Any]], ContextInfo]:
+    """Drop low scores, then fill best-first item by item; the rendered text is re-counted exactly."""
+    ranked = sorted(points, key=lambda p: (-p.score, p.batch, p.index))
+    trace: dict[str, dict[str, Any]] = {}
+    candidates: list[Candidate] = []
+    sep = deps.count_tokens("\n\n")
+    for rank, point in enumerate(ranked, 1):
+        block = render_point(point)
+        tokens = deps.count_tokens(block) + sep
+        trace[point.key] = {
+            "point": point.key,
+            "rank": rank,
+            "score": point.score,
+            "tokens": tokens,
+            "reports": point.report_ids,
+            "cited": point.cited,
+        }
+        if point.score < settings.min_score:
+            trace[point.key].update(status="dropped", reason="zero_score" if point.score == 0 else "low_score")
+            continue
+        candidates.append(Candidate("point", point.key, tokens, float(point.score), rank, payload=point))
+    result = fill({"point": candidates}, ["point"], {}, budget)
+    kept = [c.payload for c in result.included]
+    for cand, reason in result.dropped:
+        trace[cand.id].update(status="dropped", reason=reason)
+    text = "\n\n".join(render_point(p) for p in kept)
+    tokens = deps.count_tokens(text) if text else 0
+    while kept and tokens > budget:  # cannot happen with the separator counted, but never send over budget
+        gone = kept.pop()
+        trace[gone.key].update(status="dropped", reason="budget")
+        text = "\n\n".join(render_point(p) for p in kept)
+        tokens = deps.count_tokens(text) if text else 0
+    for p in kept:
+        trace[p.key].update(status="included", reason=None)
+    ordered = sorted(trace.values(), key=lambda t: t["rank"])
+    return kept, ordered, ContextInfo(text, tokens, budget)
+
+
+def _answer(
+    deps: QueryDeps,
+    settings: GlobalConfig,
+    question: str,
+    context: ContextInfo,
+    kept: list[Point],
+    on_token: Callable[[str], None] | None,
+) -> tuple[str, str]:
+    if not kept:
+        answer = render_prompt("no_data_answer", deps.config.prompts).strip()
+        if on_token is not None:
+            on_token(answer)
+        return answer, "no_relevant_points"
+    messages = [
+        {"role": "system", "content": _reduce_prompt(deps, settings, context.text)},
+        {"role": "user", "content": question},
+    ]
+    reply = deps.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
+    return reply.text, "answered"
+
+
+def _finish_states(
+    selection: Selection, batches: list[MapBatch], points: list[Point], kept: list[Point], min_score: int
+) -> None:
+    """The verdict per mapped report: used if an included point is credited to it, else why not."""
+    kept_keys = {p.key for p in kept}
+    malformed = {r.id for b in batches if b.malformed for _, r in b.reports}
+    for state in selection.states.values():
+        if state.stage != "mapped":
+            if state.status is None:
+                state.drop("not_selected")
+            continue
+        mine = [p for p in points if state.report.id in p.report_ids]
+        state.points = len(mine)
+        state.used_points = sum(1 for p in mine if p.key in kept_keys)
+        if state.used_points:
+            state.stage, state.status, state.reason = "used", "included", None
+        elif state.report.id in malformed:
+            state.drop("map_malformed")
+        elif not mine:
+            state.drop("no_points")
+        elif any(p.score >= min_score for p in mine):
+            state.drop("points_over_budget")
+        elif all(p.score == 0 for p in mine):
+            state.drop("zero_score")
+        else:
+            state.drop("low_score")
+
+
+def _ordered(states: Any) -> list[ReportState]:
+    """Used reports by short id first, then the rest by stage reached and id (stable for diffs)."""
+    stage_order = {"used": 0, "mapped": 1, "rated": 2, "listed": 3}
+    return sorted(
+        states,
+        key=lambda s: (stage_order.get(s.stage, 9), s.short_id if s.short_id is not None else 10**9, s.report.id),
+    )

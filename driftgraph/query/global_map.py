@@ -1,0 +1,226 @@
+"""The map half of global search: reports packed into token-bounded batches, one key-point call per batch.
+
+Reports are put in a seeded order (one ``random.Random(seed)``, passed in), numbered 1..n (the short ids the
+points and the answer cite) and packed greedily into batches whose rendered text never exceeds the map
+budget (checked with the real tokenizer). Each batch is one call of ``prompts/global_map.txt`` with a strict
+json_schema; replies are parsed tolerantly, repaired once, and a reply that stays malformed is counted and
+yields no points instead of failing the question. Results are kept by batch index, so the outcome does not
+depend on which call finished first.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.llm.chat import schema
+from driftgraph.prompts import render_prompt
+from driftgraph.query.global_select import Report, ReportState, parallel
+from driftgraph.query.structured import as_int, ask_json
+
+if TYPE_CHECKING:
+    from driftgraph.config import GlobalConfig
+    from driftgraph.query.deps import QueryDeps
+
+SEPARATOR = "\n\n"
+_INT = re.compile(r"\d+")
+
+
+@dataclass
+class Point:
+    """One key point from a map call; ``report_ids`` are the reports it is credited to."""
+
+    batch: int
+    index: int
+    description: str
+    score: int
+    report_ids: list[str]
+    short_ids: list[int]
+    cited: bool  # False: the reply named no report of its batch, so the whole batch is credited
+
+    @property
+    def key(self) -> str:
+        return f"{self.batch}.{self.index}"
+
+
+@dataclass
+class MapBatch:
+    index: int
+    reports: list[tuple[int, Report]]
+    text: str
+    tokens: int
+    points: list[Point] = field(default_factory=list)
+    calls: int = 0
+    repaired: bool = False
+    malformed: bool = False
+    error: str | None = None
+    skipped_points: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "batch": self.index,
+            "reports": [sid for sid, _ in self.reports],
+            "tokens": self.tokens,
+            "calls": self.calls,
+            "points": len(self.points),
+            "skipped_points": self.skipped_points,
+            "repaired": self.repaired,
+            "malformed": self.malformed,
+            "error": self.error,
+        }
+
+
+def render_report(short_id: int, text: str) -> str:
+    return f"----- Report {short_id} -----\n{text.strip()}"
+
+
+def make_batches(
+    reports: list[Report], states: dict[str, ReportState], budget: int, rng: random.Random, deps: QueryDeps
+) -> list[MapBatch]:
+    """Seeded order, short ids 1..n, greedy packing; every batch's exact token count is <= ``budget``."""
+    from driftgraph.llm.tokenizer import truncate_tokens
+
+    encoding = deps.config.tokenizer.encoding
+    order = sorted(reports, key=lambda r: r.id)
+    rng.shuffle(order)
+    sep = deps.count_tokens(SEPARATOR)
+    blocks: list[tuple[int, Report, str, int]] = []
+    for short_id, report in enumerate(order, 1):
+        block = render_report(short_id, report.text)
+        tokens = deps.count_tokens(block)
+        if tokens > budget:  # one report larger than a whole batch: cut it to fit, and say so
+            block = truncate_tokens(block, budget, encoding)
+            tokens = deps.count_tokens(block)
+            states[report.id].truncated = True
+        states[report.id].short_id = short_id
+        states[report.id].tokens = tokens
+        blocks.append((short_id, report, block, tokens))
+    batches: list[list[tuple[int, Report, str, int]]] = []
+    current: list[tuple[int, Report, str, int]] = []
+    used = 0
+    for item in blocks:
+        price = item[3] + (sep if current else 0)
+        if current and used + price > budget:
+            batches.append(current)
+            current, used = [], 0
+            price = item[3]
+        current.append(item)
+        used += price
+    if current:
+        batches.append(current)
+    return _exact(batches, budget, deps)
+
+
+def _exact(groups: list[list[tuple[int, Report, str, int]]], budget: int, deps: QueryDeps) -> list[MapBatch]:
+    """Re-count each packed batch as one text; move trailing reports on if the joined text runs over."""
+    out: list[MapBatch] = []
+    queue = list(groups)
+    while queue:
+        group = queue.pop(0)
+        text = SEPARATOR.join(b[2] for b in group)
+        tokens = deps.count_tokens(text)
+        while tokens > budget and len(group) > 1:
+            moved = group.pop()
+            if queue:
+                queue[0].insert(0, moved)
+            else:
+                queue.append([moved])
+            text = SEPARATOR.join(b[2] for b in group)
+            tokens = deps.count_tokens(text)
+        out.append(MapBatch(len(out), [(b[0], b[1]) for b in group], text, tokens))
+    return out
+
+
+def map_prompt(deps: QueryDeps, settings: GlobalConfig, reports_text: str) -> str:
+    return render_prompt("global_map", deps.config.prompts, reports=reports_text, max_points=settings.max_points)
+
+
+POINTS_SCHEMA = schema(
+    "key_points",
+    {
+        "points": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "score": {"type": "integer"},
+                    "reports": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["description", "score", "reports"],
+                "additionalProperties": False,
+            },
+        }
+    },
+)
+
+
+def run_map(deps: QueryDeps, question: str, settings: GlobalConfig, batches: list[MapBatch]) -> None:
+    """One map call per batch (``concurrency`` at a time); fills each batch's points, calls and status."""
+    chat = deps.chat()
+
+    def one(batch: MapBatch) -> Any:
+        messages = [
+            {"role": "system", "content": map_prompt(deps, settings, batch.text)},
+            {"role": "user", "content": question},
+        ]
+        return ask_json(
+            chat,
+            messages,
+            phase="map",
+            max_tokens=settings.map_max_tokens,
+            json_schema=POINTS_SCHEMA,
+            validate=_parse_points,
+            prompts=deps.config.prompts,
+            repair_retries=settings.repair_retries,
+        )
+
+    for batch, outcome in zip(batches, parallel(one, batches, settings.concurrency), strict=True):
+        batch.calls, batch.repaired, batch.error = outcome.calls, outcome.repaired, outcome.error
+        if outcome.value is None:
+            batch.malformed = True
+            continue
+        raw, skipped = outcome.value
+        batch.skipped_points = skipped
+        by_short = {sid: r.id for sid, r in batch.reports}
+        for index, (description, score, cited) in enumerate(raw[: settings.max_points]):
+            shorts = sorted({s for s in cited if s in by_short})
+            if not shorts:
+                shorts = sorted(by_short)
+            named = bool(set(cited) & by_short.keys())
+            ids = [by_short[s] for s in shorts]
+            batch.points.append(Point(batch.index, index, description, score, ids, shorts, named))
+        batch.skipped_points += max(0, len(raw) - settings.max_points)
+
+
+def _parse_points(data: Any) -> tuple[list[tuple[str, int, list[int]]], int]:
+    """Tolerant: ``{"points": [...]}`` or a bare list; items without text or score are skipped and counted.
+
+    Raises ValueError (-> repair) only when nothing usable came back although items were given.
+    """
+    items = data.get("points") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ValueError('expected {"points": [...]}')
+    points: list[tuple[str, int, list[int]]] = []
+    skipped = 0
+    for item in items:
+        try:
+            text = str(item.get("description") or item.get("answer") or "").strip()
+            if not text:
+                raise ValueError("empty description")
+            score = as_int(item.get("score"), 0, 100)
+            cited_raw = item.get("reports") or []
+            cited = [
+                int(n)
+                for x in (cited_raw if isinstance(cited_raw, list) else [cited_raw])
+                for n in _INT.findall(str(x))
+            ]
+        except (AttributeError, TypeError, ValueError):
+            skipped += 1
+            continue
+        points.append((text, score, cited))
+    if items and not points:
+        raise ValueError(f"none of the {len(items)} points has a description and a numeric score")
+    return points, skipped

@@ -1,0 +1,95 @@
+"""JSON answers from a chat model, read tolerantly, with one repair round instead of a crash.
+
+Models wrap JSON in code fences, add a sentence before it, or break it off at the output cap. Global search
+makes dozens of such calls per question, so a bad one must cost at most one extra call and never the whole
+answer: ``ask_json`` parses, asks once for a repair (``prompts/repair_json.txt``) and otherwise reports the
+output as malformed so the caller can count it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from driftgraph.prompts import render_prompt
+
+if TYPE_CHECKING:
+    from driftgraph.config import PromptsConfig
+    from driftgraph.llm.chat import ChatClient
+
+T = TypeVar("T")
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_json_object(text: str) -> Any:
+    """The JSON value in ``text``: plain, fenced, or the outermost ``{...}`` inside prose."""
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    snippet = text.strip().replace("\n", " ")[:80]
+    raise ValueError(f"not valid JSON: {snippet!r}" if snippet else "empty reply")
+
+
+@dataclass(frozen=True)
+class JsonOutcome(Generic[T]):
+    """What one structured call produced: the validated value (None when malformed) and how it went."""
+
+    value: T | None
+    calls: int
+    repaired: bool
+    error: str | None
+
+    @property
+    def malformed(self) -> bool:
+        return self.value is None
+
+
+def ask_json(
+    chat: ChatClient,
+    messages: list[dict[str, str]],
+    *,
+    phase: str,
+    max_tokens: int,
+    json_schema: dict[str, Any],
+    validate: Callable[[Any], T],
+    prompts: PromptsConfig,
+    repair_retries: int,
+) -> JsonOutcome[T]:
+    """One call, then up to ``repair_retries`` repair calls; ``validate`` raises ValueError on bad shapes."""
+    convo = list(messages)
+    error: str | None = None
+    for attempt in range(repair_retries + 1):
+        reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
+        try:
+            return JsonOutcome(validate(parse_json_object(reply.text)), attempt + 1, attempt > 0, error)
+        except (ValueError, TypeError, KeyError) as err:
+            error = str(err) or type(err).__name__
+        convo = [
+            *convo,
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": render_prompt("repair_json", prompts, error=error)},
+        ]
+    return JsonOutcome(None, repair_retries + 1, False, error)
+
+
+def as_int(value: Any, low: int, high: int) -> int:
+    """An integer clamped to [low, high] from an int, float or numeric string; ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a number: {value!r}")
+    if isinstance(value, str):
+        value = value.strip()
+    number = int(round(float(value)))
+    return max(low, min(high, number))
