@@ -189,6 +189,47 @@ class BasicConfig(_Section):
     response_type: str = "multiple paragraphs"
 
 
+class DriftLocalConfig(LocalConfig):
+    """DRIFT's own local-search settings for its steps: the keys of ``local``, a smaller context per step."""
+
+    context_cap: int = Field(4000, ge=256, description="cost ceiling on context tokens of one DRIFT step")
+    answer_reserve: int = Field(800, ge=16, description="output cap of one DRIFT step (its JSON answer)")
+
+
+class DriftConfig(_Section):
+    """DRIFT search (DESIGN §5). Worst case with these defaults: 1 HyDE + 3 primer folds + 3 epochs x 8 steps
+    + 1 reduce = 29 chat calls (+ repairs), hard-capped by ``max_llm_calls`` = 32; GraphRAG 3.2.0 makes 67."""
+
+    seed: int = Field(0, ge=0, description="seeds the HyDE template choice and queue tie-breaks")
+    hyde: bool = Field(True, description="expand the question into a hypothetical report before the primer")
+    hyde_max_tokens: int = Field(400, ge=16, description="output cap of the HyDE call")
+    primer_reports_k: int = Field(12, ge=1, le=500, description="community reports the primer reads")
+    primer_folds: int = Field(3, ge=1, le=50, description="primer calls the reports are split into")
+    primer_fold_tokens: int = Field(6000, ge=256, description="report tokens per primer call")
+    primer_max_tokens: int = Field(800, ge=64, description="output cap of one primer call")
+    follow_ups_per_epoch: int = Field(8, ge=1, le=200, description="local-search steps run per epoch")
+    max_follow_ups_per_answer: int = Field(3, ge=0, le=50, description="follow-ups kept from one answer")
+    max_depth: int = Field(3, ge=0, le=20, description="epochs after the primer (0 = primer only)")
+    max_llm_calls: int = Field(32, ge=1, le=100_000, description="chat calls per question, never exceeded")
+    max_prompt_tokens: int = Field(200_000, ge=1000, description="prompt tokens per question, never exceeded")
+    sufficient_score: float = Field(90, ge=0, le=100, description="stop once an answer scores at least this")
+    min_score_gain: float = Field(5, ge=0, le=100, description="stop when an epoch raises the best score less")
+    dedup_similarity: float = Field(0.9, ge=0, le=1, description="follow-ups closer than this cosine are dropped")
+    novelty_weight: float = Field(0.3, ge=0, le=1, description="queue priority = parent score and this x novelty")
+    concurrency: int = Field(4, ge=1, le=64, description="parallel chat calls within an epoch")
+    reduce: bool = Field(True, description="write one final answer; off = return the step tree")
+    reduce_max_tokens: int = Field(1500, ge=64, description="output cap of the reduce call")
+    reduce_context_tokens: int = Field(8000, ge=256, description="step answers the reduce reads (held back)")
+    response_type: str = "multiple paragraphs"
+    local: DriftLocalConfig = DriftLocalConfig()
+
+    @model_validator(mode="after")
+    def _router_off(self) -> DriftConfig:
+        if self.local.llm_router:
+            raise ValueError("drift.local.llm_router must be false: router calls would escape DRIFT's call budget")
+        return self
+
+
 class Config(_Section):
     neo4j: Neo4jConfig = Neo4jConfig()
     llm: LLMConfig = LLMConfig()
@@ -200,6 +241,7 @@ class Config(_Section):
     trace: TraceConfig = TraceConfig()
     global_: GlobalConfig = Field(GlobalConfig(), alias="global")
     basic: BasicConfig = BasicConfig()
+    drift: DriftConfig = DriftConfig()
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

@@ -1,0 +1,165 @@
+"""A batch of structured chat calls under the budget: reserve in rank order, run concurrently, repair once.
+
+Determinism under concurrency comes from the order of work, not the order of completion: budget
+reservations are taken one by one in the batch's order before any call starts, results are stored by
+position, and the repair round (one per malformed answer) is reserved in the same order after the whole
+batch has returned. A call that fails (API error after retries, timeout) marks its job ``failed`` and the
+batch goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from driftgraph.query.drift.parse import Parsed, parse_answer
+from driftgraph.query.drift.stop import Budget, Reservation
+
+
+class Chat(Protocol):
+    """The part of ``ChatClient`` DRIFT uses (tests pass a scripted stand-in)."""
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        phase: str,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Any: ...
+
+
+@dataclass
+class Job:
+    """One chat call to make. ``answer_key`` set = a structured answer to parse (else free text)."""
+
+    messages: list[dict[str, str]]
+    phase: str
+    max_tokens: int
+    json_schema: dict[str, Any] | None = None
+    answer_key: str | None = None
+    on_token: Callable[[str], None] | None = None
+
+
+@dataclass
+class JobResult:
+    status: str = "skipped"  # done | failed | skipped (no budget: the call was never made)
+    text: str = ""
+    parsed: Parsed | None = None
+    error: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    repaired: bool = False
+    attempts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Caller:
+    """Runs jobs against one chat client and one budget; ``budget_fired`` latches the first refusal."""
+
+    chat: Chat
+    budget: Budget
+    count_messages: Callable[[list[dict[str, str]]], int]
+    concurrency: int
+    repair_message: Callable[[str], str]
+    budget_fired: bool = False
+
+    def run(self, jobs: Sequence[Job], *, after_stop: bool = False) -> list[JobResult]:
+        """Results in job order. ``after_stop`` lets the held-back reduce call through a fired budget."""
+        results = [JobResult() for _ in jobs]
+        reserved = self._reserve(list(enumerate(jobs)), latch=not after_stop)
+        self._execute(reserved, results, first=True)
+        retry: list[tuple[int, Job]] = []
+        for i, job in enumerate(jobs):
+            res = results[i]
+            if res.status == "done" and job.answer_key is not None:
+                res.parsed = parse_answer(res.text, job.answer_key)
+                if not res.parsed.ok:
+                    res.attempts.append(res.parsed.error or "malformed")
+                    retry.append((i, self._repair_job(job, res)))
+        return self._finish_repairs(retry, results)
+
+    # -- internals --------------------------------------------------------------------------------------
+    def _reserve(self, jobs: list[tuple[int, Job]], latch: bool = True) -> list[tuple[int, Job, Reservation]]:
+        """Reservations in order; the first refusal latches ``budget_fired`` and ends the batch there."""
+        out: list[tuple[int, Job, Reservation]] = []
+        for i, job in jobs:
+            if self.budget_fired and latch:
+                break
+            res = self.budget.reserve(self.count_messages(job.messages))
+            if res is None:
+                self.budget_fired = True
+                break
+            out.append((i, job, res))
+        return out
+
+    def _execute(self, reserved: list[tuple[int, Job, Reservation]], results: list[JobResult], first: bool) -> None:
+        def call(job: Job) -> Any:
+            return self.chat.complete(
+                job.messages,
+                phase=job.phase,
+                max_tokens=job.max_tokens,
+                json_schema=job.json_schema,
+                on_token=job.on_token,
+            )
+
+        if not reserved:
+            return
+        workers = max(1, min(self.concurrency, len(reserved)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [(i, res, pool.submit(call, job)) for i, job, res in reserved]
+            for i, res, fut in futures:  # collected by position, not by completion
+                out = results[i]
+                out.calls += 1
+                try:
+                    reply = fut.result()
+                except Exception as err:  # the run goes on; the step says why it failed
+                    self.budget.settle(res, res.tokens)
+                    out.status = "failed"
+                    out.error = f"llm error: {type(err).__name__}: {err}"[:300]
+                    continue
+                self.budget.settle(res, int(getattr(reply, "prompt_tokens", 0) or 0))
+                out.prompt_tokens += int(getattr(reply, "prompt_tokens", 0) or 0)
+                out.completion_tokens += int(getattr(reply, "completion_tokens", 0) or 0)
+                out.text = reply.text
+                if first:
+                    out.status = "done"
+
+    def _repair_job(self, job: Job, res: JobResult) -> Job:
+        messages = [
+            *job.messages,
+            {"role": "assistant", "content": res.text},
+            {"role": "user", "content": self.repair_message(res.parsed.error if res.parsed else "malformed")},
+        ]
+        return Job(messages, job.phase, job.max_tokens, job.json_schema, job.answer_key)
+
+    def _finish_repairs(self, retry: list[tuple[int, Job]], results: list[JobResult]) -> list[JobResult]:
+        if not retry:
+            return results
+        reserved = self._reserve(retry, latch=False) if not self.budget_fired else []
+        got = {i for i, _, _ in reserved}
+        before = {i: results[i].calls for i, _ in retry}
+        self._execute(reserved, results, first=False)
+        for i, job in retry:
+            res = results[i]
+            first_error = res.attempts[0]
+            if i not in got:
+                res.status, res.error = "failed", f"malformed answer ({first_error}); no budget left for a repair"
+                continue
+            if res.calls == before[i] or res.error:  # the repair call itself failed
+                res.status = "failed"
+                res.error = f"malformed answer ({first_error}); repair call failed: {res.error}"
+                continue
+            parsed = parse_answer(res.text, job.answer_key or "")
+            if parsed.ok:
+                res.parsed, res.repaired = parsed, True
+            else:
+                res.attempts.append(parsed.error or "malformed")
+                res.parsed = parsed
+                res.status = "failed"
+                res.error = f"malformed answer after one repair: {parsed.error} (first: {first_error})"
+        return results

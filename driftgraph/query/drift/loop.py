@@ -1,0 +1,375 @@
+"""The DRIFT loop: HyDE -> primer folds -> epochs of local-search steps -> (reduce), under a stop rule.
+
+Pure orchestration over a ``DriftBackend`` (retrieval, embeddings) and a chat client, so the stop rule,
+the queue and the determinism guarantees are unit-tested without a database. Every random choice goes
+through one ``random.Random(seed)``: the HyDE template report, then the queue's tie-breaks, always in the
+same order. Concurrency only changes when calls finish, never what is run or in which order it is recorded.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from driftgraph.config import DriftConfig, PromptsConfig
+from driftgraph.llm.chat import schema
+from driftgraph.prompts import render_prompt
+from driftgraph.query.drift.backend import DriftBackend, Report, count_messages
+from driftgraph.query.drift.calls import Caller, Job, JobResult
+from driftgraph.query.drift.citations import check_citations
+from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
+from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
+from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce
+from driftgraph.query.drift.stop import Budget, EpochState, StopRule
+
+Event = Callable[[str, dict[str, Any]], None]
+
+_FOLLOW_UPS = {"type": "array", "items": {"type": "string"}}
+PRIMER_SCHEMA = schema(
+    "drift_primer",
+    {"intermediate_answer": {"type": "string"}, "score": {"type": "integer"}, "follow_up_queries": _FOLLOW_UPS},
+)
+STEP_SCHEMA = schema(
+    "drift_step", {"response": {"type": "string"}, "score": {"type": "integer"}, "follow_up_queries": _FOLLOW_UPS}
+)
+
+
+class DriftLoop:
+    """One question's run. Build it, call ``run()`` once."""
+
+    def __init__(
+        self,
+        question: str,
+        cfg: DriftConfig,
+        backend: DriftBackend,
+        prompts: PromptsConfig,
+        *,
+        seed: int,
+        on_event: Event | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> None:
+        self.q = question
+        self.cfg = cfg
+        self.be = backend
+        self.prompts = prompts
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.on_event = on_event or (lambda kind, data: None)
+        self.on_token = on_token
+        self.budget = Budget(cfg.max_llm_calls, cfg.max_prompt_tokens)
+        self.rule = StopRule(cfg.sufficient_score, cfg.min_score_gain, cfg.max_depth)
+        self.caller = Caller(
+            backend.chat,
+            self.budget,
+            lambda msgs: count_messages(backend, msgs),
+            cfg.concurrency,
+            lambda error: render_prompt("repair_json", prompts, error=error),
+        )
+        self._next = 0
+        self.queue = FollowUpQueue(
+            dedup_similarity=cfg.dedup_similarity,
+            max_per_answer=cfg.max_follow_ups_per_answer,
+            novelty_weight=cfg.novelty_weight,
+            rng=self.rng,
+            embed=backend.embed,
+            new_id=self._new_id,
+        )
+        self.steps: dict[str, Step] = {}
+
+    def _new_id(self) -> str:
+        self._next += 1
+        return f"s{self._next}"
+
+    # -- the run ----------------------------------------------------------------------------------------
+    def run(self) -> DriftRun:
+        if self.cfg.reduce:
+            self.budget.hold(1, reduce_hold_tokens(self.q, self.cfg, self.prompts, self.be))
+        template_id = self._pick_template() if self.cfg.hyde else None
+        hyde = self._hyde(template_id) if template_id is not None else None
+        search_text = hyde["text"] if hyde and hyde.get("text") else self.q
+        texts = [self.q] if search_text == self.q else [self.q, search_text]
+        vectors = self.be.embed(texts, "primer")
+        root, primer = self._primer(vectors[0], vectors[-1])
+        self.steps[root.id] = root
+        best = root.score
+        epochs: list[Epoch] = []
+        stop = self.rule.after_epoch(
+            EpochState(0, None, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left)
+        )
+        depth = 0
+        while stop is None:
+            depth += 1
+            ran = self._epoch(depth)
+            scores = [s.score for s in ran if s.status == "done" and s.score is not None]
+            epochs.append(
+                Epoch(
+                    depth,
+                    len(ran),
+                    max(scores) if scores else None,
+                    round(sum(scores) / len(scores), 2) if scores else None,
+                )
+            )
+            before = best
+            if scores:
+                best = max(scores) if best is None else max(best, max(scores))
+            self.on_event("epoch", epochs[-1].to_dict())
+            stop = self.rule.after_epoch(
+                EpochState(
+                    depth, before, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left
+                )
+            )
+        for item in self.queue.pending:
+            self._add_uncovered(item)
+        steps = sorted(self.steps.values(), key=lambda s: int(s.id[1:]))
+        run = DriftRun(
+            question=self.q,
+            seed=self.seed,
+            steps=steps,
+            epochs=epochs,
+            stop_reason=stop,
+            limits=self.limits(),
+            hyde=hyde,
+            primer=primer,
+            dropped_follow_ups=list(self.queue.dropped),
+            budget={},
+        )
+        self.budget.release_hold()
+        if self.cfg.reduce:
+            run.answer, run.reduce = run_reduce(run, self.cfg, self.prompts, self.be, self.caller, self.on_token)
+        run.budget = self.budget.to_dict()
+        return run
+
+    def limits(self) -> dict[str, Any]:
+        c = self.cfg
+        return {
+            "max_llm_calls": c.max_llm_calls,
+            "max_prompt_tokens": c.max_prompt_tokens,
+            "max_depth": c.max_depth,
+            "follow_ups_per_epoch": c.follow_ups_per_epoch,
+            "max_follow_ups_per_answer": c.max_follow_ups_per_answer,
+            "primer_reports_k": c.primer_reports_k,
+            "primer_folds": c.primer_folds,
+            "sufficient_score": c.sufficient_score,
+            "min_score_gain": c.min_score_gain,
+            "dedup_similarity": c.dedup_similarity,
+            "concurrency": c.concurrency,
+            "reduce": c.reduce,
+            "reduce_max_tokens": c.reduce_max_tokens,
+        }
+
+    # -- HyDE -------------------------------------------------------------------------------------------
+    def _pick_template(self) -> str | None:
+        ids = sorted(self.be.report_ids())
+        return self.rng.choice(ids) if ids else None
+
+    def _hyde(self, template_id: str) -> dict[str, Any]:
+        template = self.be.truncate(self.be.report_text(template_id), self.cfg.primer_fold_tokens)
+        prompt = render_prompt("drift_hyde", self.prompts, template=template, question=self.q)
+        job = Job([{"role": "user", "content": prompt}], "hyde", self.cfg.hyde_max_tokens)
+        res = self.caller.run([job])[0]
+        out: dict[str, Any] = {"template_report": template_id, "status": res.status, "prompt_tokens": res.prompt_tokens}
+        if res.status == "done" and res.text.strip():
+            out["text"] = res.text.strip()
+        elif res.error or res.status == "skipped":
+            out["error"] = res.error or "no budget"
+        self.on_event("hyde", out)
+        return out
+
+    # -- primer -----------------------------------------------------------------------------------------
+    def _folds(self, reports: list[Report]) -> tuple[list[list[Report]], list[dict[str, Any]]]:
+        """Round-robin split (each fold gets strong and weak reports), each fold within its token budget."""
+        n = max(1, min(self.cfg.primer_folds, len(reports)))
+        folds: list[list[Report]] = [reports[i::n] for i in range(n)]
+        dropped: list[dict[str, Any]] = []
+        fitted: list[list[Report]] = []
+        for fold in folds:
+            used, kept = 0, []
+            for rep in fold:
+                if used + rep.tokens <= self.cfg.primer_fold_tokens:
+                    kept.append(rep)
+                    used += rep.tokens
+                elif not kept:  # a single report larger than the fold: keep its head
+                    text = self.be.truncate(rep.text, self.cfg.primer_fold_tokens)
+                    kept.append(Report(rep.id, rep.label, rep.title, text, self.cfg.primer_fold_tokens, rep.similarity))
+                    used = self.cfg.primer_fold_tokens
+                else:
+                    dropped.append({"id": rep.id, "label": rep.label, "reason": "budget"})
+            fitted.append(kept)
+        return fitted, dropped
+
+    def _primer(self, question_vec: np.ndarray, vector: np.ndarray) -> tuple[Step, dict[str, Any]]:
+        root = Step("s0", None, self.q, 0, kind="primer", epoch=0)
+        self.queue.mark_run(root.id, self.q, question_vec)
+        reports = self.be.primer_reports(vector, self.cfg.primer_reports_k)
+        if not reports:
+            note = "no community reports: the root is a local search of the question"
+            return self._root_local(root, question_vec), {"reports": [], "folds": [], "note": note}
+        folds, dropped = self._folds(reports)
+        jobs = []
+        for fold in folds:
+            text = "\n\n".join(f"Report {r.label}: {r.title}\n{r.text}" for r in fold)
+            prompt = render_prompt(
+                "drift_primer",
+                self.prompts,
+                reports=text,
+                question=self.q,
+                max_follow_ups=self.cfg.max_follow_ups_per_answer,
+            )
+            jobs.append(
+                Job(
+                    [{"role": "user", "content": prompt}],
+                    "primer",
+                    self.cfg.primer_max_tokens,
+                    PRIMER_SCHEMA,
+                    "intermediate_answer",
+                )
+            )
+        results = self.caller.run(jobs)
+        fold_rows, answers, offers = [], [], []
+        scores: list[float] = []
+        for i, (fold, res) in enumerate(zip(folds, results, strict=True)):
+            row: dict[str, Any] = {"fold": i, "reports": [r.label for r in fold], "status": _status(res)}
+            row.update(calls=res.calls, prompt_tokens=res.prompt_tokens, repaired=res.repaired)
+            if res.parsed is not None and res.parsed.ok and res.status == "done":
+                text, cites = check_citations(res.parsed.answer, {"Reports": {r.label for r in fold}})
+                row.update(score=res.parsed.score, answer=text, citations=cites, follow_ups=res.parsed.follow_ups)
+                answers.append(text)
+                scores.append(res.parsed.score)
+                offers.append(Offer(root.id, res.parsed.score, 1, res.parsed.follow_ups, source=f"fold{i}"))
+            else:
+                row["error"] = res.error or "no budget"
+            root.llm_calls += res.calls
+            root.prompt_tokens += res.prompt_tokens
+            fold_rows.append(row)
+        root.context = StepContext(
+            "",
+            sum(r.tokens for f in folds for r in f),
+            {"Reports": {r.label for f in folds for r in f}},
+            [
+                {"source": "report", "id": r.id, "rank": k + 1, "tokens": r.tokens}
+                for k, r in enumerate(reports)
+                if any(r.id == x.id for f in folds for x in f)
+            ],
+        )
+        if scores:
+            root.status, root.score, root.answer = "done", max(scores), "\n\n".join(answers)
+        else:
+            root.status, root.error = "failed", "; ".join(str(r.get("error")) for r in fold_rows)
+        accepted = self.queue.offer(offers)
+        root.follow_ups = [it.id for it in accepted]
+        primer = {
+            "reports": [{"id": r.id, "label": r.label, "similarity": round(r.similarity, 4)} for r in reports],
+            "dropped_reports": dropped,
+            "folds": fold_rows,
+        }
+        self.on_event("primer", {"score": root.score, "status": root.status, "follow_ups": len(accepted)})
+        return root, primer
+
+    def _root_local(self, root: Step, vec: np.ndarray) -> Step:
+        """No reports to prime with: answer the question itself with one local-search step."""
+        root.kind = "local"
+        item = Item("s0", "", 0.0, 0, self.q, "", vec, 0.0)
+        self._run_items([item], {"s0": root})
+        root.epoch = 0
+        if root.status == "done":
+            offer = Offer(root.id, root.score or 0.0, 1, list(root.follow_ups), source="root")
+            root.follow_ups = [it.id for it in self.queue.offer([offer])]
+        return root
+
+    # -- epochs -----------------------------------------------------------------------------------------
+    def _epoch(self, depth: int) -> list[Step]:
+        items = self.queue.take(self.cfg.follow_ups_per_epoch, max_depth=self.cfg.max_depth)
+        steps = {}
+        for it in items:
+            step = Step(it.id, it.parent_id, it.query, it.depth, epoch=depth, priority=it.priority, novelty=it.novelty)
+            self.steps[it.id] = step
+            steps[it.id] = step
+        ran = self._run_items(items, steps)
+        offers = [Offer(s.id, s.score or 0.0, s.depth + 1, list(s.follow_ups)) for s in ran if s.status == "done"]
+        for s in ran:
+            s.follow_ups = []
+        accepted = self.queue.offer(offers)
+        for it in accepted:
+            self.steps[it.parent_id].follow_ups.append(it.id)
+        return ran
+
+    def _run_items(self, items: list[Item], steps: dict[str, Step]) -> list[Step]:
+        """Contexts (concurrently), then the calls under the budget; returns the steps that were attempted."""
+        if self.caller.budget_fired or not items:
+            for it in items:
+                steps[it.id].epoch = None
+            return []
+        contexts = self._contexts(items)
+        jobs, positions = [], []
+        for k, (it, ctx) in enumerate(zip(items, contexts, strict=True)):
+            step = steps[it.id]
+            if isinstance(ctx, Exception):
+                step.status, step.error = "failed", f"context error: {type(ctx).__name__}: {ctx}"[:300]
+                continue
+            step.context = ctx
+            prompt = render_prompt(
+                "drift_local",
+                self.prompts,
+                context_data=ctx.text,
+                global_query=self.q,
+                query=it.query,
+                max_follow_ups=self.cfg.max_follow_ups_per_answer,
+            )
+            jobs.append(
+                Job(
+                    [{"role": "user", "content": prompt}],
+                    "steps",
+                    self.cfg.local.answer_reserve,
+                    STEP_SCHEMA,
+                    "response",
+                )
+            )
+            positions.append(k)
+        results = self.caller.run(jobs)
+        for k, res in zip(positions, results, strict=True):
+            step = steps[items[k].id]
+            self._apply(step, res)
+        ran = [steps[it.id] for it in items if steps[it.id].status != "uncovered"]
+        for it in items:
+            if steps[it.id].status == "uncovered":
+                steps[it.id].epoch = None  # selected, but the budget stopped the run before its call
+        for s in ran:
+            self.on_event("step", {"id": s.id, "status": s.status, "score": s.score, "query": s.query})
+        return ran
+
+    def _contexts(self, items: list[Item]) -> list[StepContext | Exception]:
+        def build(it: Item) -> StepContext | Exception:
+            try:
+                return self.be.step_context(self.q, it.query, it.vector)
+            except Exception as err:  # one bad retrieval fails one step, not the run
+                return err
+
+        workers = max(1, min(self.cfg.concurrency, len(items)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(build, items))
+
+    def _apply(self, step: Step, res: JobResult) -> None:
+        step.llm_calls, step.prompt_tokens, step.repaired = res.calls, res.prompt_tokens, res.repaired
+        if res.status == "skipped":
+            return
+        if res.status == "done" and res.parsed is not None and res.parsed.ok:
+            shown = step.context.shown if step.context else {}
+            text, cites = check_citations(res.parsed.answer, shown)
+            step.status, step.answer, step.score, step.citations = "done", text, res.parsed.score, cites
+            step.follow_ups = list(res.parsed.follow_ups)  # raw texts until the queue accepts them
+        else:
+            step.status, step.error = "failed", res.error or "failed"
+
+    def _add_uncovered(self, item: Item) -> None:
+        if item.id not in self.steps:
+            self.steps[item.id] = Step(item.id, item.parent_id, item.query, item.depth)
+
+
+def _status(res: JobResult) -> str:
+    if res.status == "done" and res.parsed is not None and res.parsed.ok:
+        return "done"
+    return "uncovered" if res.status == "skipped" else "failed"

@@ -1,0 +1,120 @@
+"""DRIFT's stop rule: a call budget that is never exceeded, and four reasons to end the loop early.
+
+``Budget.reserve`` is asked before every chat call with the call's estimated prompt tokens; it says no
+when the call would take the run over ``max_llm_calls`` or ``max_prompt_tokens`` (counting what is held
+back for the reduce call). Reservations are made one by one in rank order, before an epoch's calls run
+concurrently, so which calls fit does not depend on which thread finishes first.
+``StopRule.after_epoch`` checks, in this order, ``budget``, ``sufficient``, ``plateau``, ``exhausted``
+and ``max_depth``; the first that fires is the reported reason.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+STOP_REASONS = ("budget", "sufficient", "plateau", "exhausted", "max_depth")
+
+
+@dataclass
+class Reservation:
+    tokens: int
+    settled: bool = False
+
+
+class Budget:
+    """Chat calls and prompt tokens of one run. Thread-safe; reservations are settled with real usage."""
+
+    def __init__(self, max_calls: int, max_prompt_tokens: int) -> None:
+        self.max_calls = max_calls
+        self.max_prompt_tokens = max_prompt_tokens
+        self.calls = 0
+        self.tokens = 0  # settled usage plus open reservations
+        self._held_calls = 0
+        self._held_tokens = 0
+        self._lock = threading.Lock()
+
+    def hold(self, calls: int, tokens: int) -> None:
+        """Keep room for a later call (the reduce) that ordinary reservations may not use."""
+        with self._lock:
+            self._held_calls += calls
+            self._held_tokens += tokens
+
+    def release_hold(self) -> None:
+        with self._lock:
+            self._held_calls = self._held_tokens = 0
+
+    def fits(self, tokens: int) -> bool:
+        with self._lock:
+            return self._fits(tokens)
+
+    def _fits(self, tokens: int) -> bool:
+        return (
+            self.calls + 1 + self._held_calls <= self.max_calls
+            and self.tokens + tokens + self._held_tokens <= self.max_prompt_tokens
+        )
+
+    def reserve(self, tokens: int) -> Reservation | None:
+        """Take one call and ``tokens`` prompt tokens, or ``None`` if that would break the budget."""
+        with self._lock:
+            if not self._fits(tokens):
+                return None
+            self.calls += 1
+            self.tokens += tokens
+            return Reservation(tokens)
+
+    def settle(self, res: Reservation, actual_tokens: int) -> None:
+        """Replace the estimate by the larger of estimate and reported usage (never under-count)."""
+        with self._lock:
+            if not res.settled:
+                self.tokens += max(0, actual_tokens - res.tokens)
+                res.settled = True
+
+    @property
+    def calls_left(self) -> int:
+        with self._lock:
+            return self.max_calls - self.calls - self._held_calls
+
+    def to_dict(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "llm_calls": self.calls,
+                "prompt_tokens": self.tokens,
+                "max_llm_calls": self.max_calls,
+                "max_prompt_tokens": self.max_prompt_tokens,
+            }
+
+
+@dataclass(frozen=True)
+class EpochState:
+    """What the stop rule looks at after an epoch (or after the primer, as epoch 0)."""
+
+    depth: int
+    best_before: float | None
+    best_after: float | None
+    queue_size: int
+    budget_fired: bool
+    calls_left: int
+
+
+@dataclass(frozen=True)
+class StopRule:
+    sufficient_score: float
+    min_score_gain: float
+    max_depth: int
+
+    def after_epoch(self, s: EpochState) -> str | None:
+        """The first reason that fires, or ``None`` to run another epoch."""
+        if s.budget_fired or s.calls_left <= 0:
+            return "budget"
+        if s.best_after is not None and s.best_after >= self.sufficient_score:
+            return "sufficient"
+        if s.depth >= 1:
+            gain = (s.best_after or 0.0) - (s.best_before or 0.0)
+            if gain < self.min_score_gain:
+                return "plateau"
+        if s.queue_size == 0:
+            return "exhausted"
+        if s.depth >= self.max_depth:
+            return "max_depth"
+        return None

@@ -1,0 +1,153 @@
+"""A scripted DRIFT world without a database: a bag-of-words embedder, reports, step contexts, and a
+fake-server responder that grows a deterministic follow-up tree. Used by the DRIFT loop tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from driftgraph.config import DriftConfig, LLMConfig, PromptsConfig, parse_config
+from driftgraph.llm.chat import ChatClient
+from driftgraph.llm.ledger import Ledger
+from driftgraph.llm.tokenizer import count_tokens, truncate_tokens
+from driftgraph.query.drift.backend import Report
+from driftgraph.query.drift.loop import DriftLoop
+from driftgraph.query.drift.model import DriftRun, StepContext
+
+DIMS = 512
+
+
+def bow_vector(text: str) -> np.ndarray:
+    """Words hashed into buckets: similar wording -> high cosine, so semantic de-duplication is testable."""
+    v = np.zeros(DIMS, dtype=np.float32)
+    for word in re.findall(r"\w+", text.casefold()):
+        v[int(hashlib.md5(word.encode()).hexdigest()[:8], 16) % DIMS] += 1.0
+    n = np.linalg.norm(v)
+    return v / n if n else v
+
+
+def h(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+class FakeBackend:
+    """``DriftBackend`` over scripted reports; every step context shows Sources 1-3."""
+
+    def __init__(self, chat: ChatClient, n_reports: int = 6) -> None:
+        self.chat = chat
+        self.reports = {
+            f"r{i:02d}": f"# Report {i}\nCommunity {i} is about topic{i} and agents of topic{i}."
+            for i in range(n_reports)
+        }
+        self.embedded: list[str] = []
+        self.contexts: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text, "cl100k_base")
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return truncate_tokens(text, max_tokens, "cl100k_base")
+
+    def embed(self, texts: Sequence[str], phase: str = "steps") -> np.ndarray:
+        self.embedded += list(texts)
+        return np.stack([bow_vector(t) for t in texts])
+
+    def report_ids(self) -> list[str]:
+        return list(reversed(self.reports))  # unsorted on purpose: the loop sorts before drawing
+
+    def report_text(self, report_id: str) -> str:
+        return self.reports[report_id]
+
+    def primer_reports(self, vector: np.ndarray, k: int) -> list[Report]:
+        scored = sorted(
+            ((float(bow_vector(t) @ vector), rid) for rid, t in self.reports.items()), key=lambda x: (-x[0], x[1])
+        )
+        return [
+            Report(rid, rid[1:], f"Report {rid}", self.reports[rid], self.count_tokens(self.reports[rid]), s)
+            for s, rid in scored[:k]
+        ]
+
+    def step_context(self, global_query: str, query: str, vector: np.ndarray) -> StepContext:
+        self.contexts.append(query)
+        text = f"-----Sources-----\nid|text\n1|facts about {query}\n2|more facts\n3|other facts"
+        items = [{"source": "chunk", "id": f"c{(h(query) + k) % 5}", "rank": k + 1, "tokens": 5} for k in range(3)]
+        return StepContext(text, self.count_tokens(text), {"Sources": {"1", "2", "3"}}, items)
+
+
+def request_kind(req: dict[str, Any]) -> str:
+    fmt = req.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return fmt["json_schema"]["name"]
+    content = req["messages"][-1]["content"]
+    return "hyde" if "hypothetical report" in content else "reduce"
+
+
+def step_query(req: dict[str, Any]) -> str:
+    m = re.search(r"Follow-up question of this step: (.*)", req["messages"][0]["content"])
+    return m.group(1).strip() if m else ""
+
+
+def is_repair(req: dict[str, Any]) -> bool:
+    return len(req["messages"]) > 1
+
+
+def tree_responder(
+    score: Callable[[str, int], float] = lambda q, depth: 40 + depth * 10,
+    n_follow: int = 3,
+    max_level: int = 10,
+) -> Callable[[dict[str, Any]], str]:
+    """Primer/step answers whose follow-ups name their parent, so the tree has distinct texts."""
+
+    def respond(req: dict[str, Any]) -> str:
+        kind = request_kind(req)
+        if kind == "hyde":
+            return "# Hypothetical report about topic1 and topic2"
+        if kind == "reduce":
+            return "Final answer [Data: Steps (s0, s1, s999)]"
+        if kind == "drift_primer":
+            labels = re.findall(r"^Report (\w+):", req["messages"][0]["content"], re.M)
+            fold = labels[0] if labels else "x"
+            return json.dumps(
+                {
+                    "intermediate_answer": f"primer from {fold} [Data: Reports ({fold}, 9999)]",
+                    "score": score("", 0),
+                    "follow_up_queries": [f"what about branch {fold} item {k} of topic{k}" for k in range(n_follow)],
+                }
+            )
+        q = step_query(req)
+        level = q.count(" then ")
+        follows = [] if level >= max_level else [f"{q} then part {k}" for k in range(n_follow)]
+        return json.dumps(
+            {
+                "response": f"answer to {q} [Data: Sources (1, 7)]",
+                "score": score(q, level + 1),
+                "follow_up_queries": follows,
+            }
+        )
+
+    return respond
+
+
+def drift_cfg(**over: Any) -> DriftConfig:
+    base = {"concurrency": 4, "dedup_similarity": 0.97}
+    base.update(over)
+    return parse_config({"drift": base}).drift
+
+
+def run_loop(
+    fake, cfg: DriftConfig, seed: int = 7, question: str = "What connects topic1 and topic2?"
+) -> tuple[DriftRun, Ledger]:
+    ledger = Ledger()
+    chat = ChatClient(LLMConfig(base_url=fake.base_url, api_key="k", backoff_base_s=0, model="fake"), ledger)
+    backend = FakeBackend(chat)
+    run = DriftLoop(question, cfg, backend, PromptsConfig(), seed=seed).run()
+    return run, ledger
+
+
+def sequence(run: DriftRun) -> list[tuple[str, str, int, str, int | None]]:
+    return [(s.id, s.query, s.depth, s.status, s.epoch) for s in run.steps]
