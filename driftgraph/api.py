@@ -143,6 +143,24 @@ class Engine:
             self.query_deps(), question, self.config.basic, budget=budget, context_only=context_only, on_token=on_token
         )
 
+    def query_drift(
+        self,
+        question: str,
+        *,
+        seed: int | None = None,
+        reduce: bool | None = None,
+        max_llm_calls: int | None = None,
+        max_depth: int | None = None,
+        on_token: Callable[[str], None] | None = None,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> SearchResult:
+        """DRIFT search (DESIGN §5); the keyword arguments override the ``drift`` section for this question."""
+        from driftgraph.query.drift.search import drift_search, drift_settings
+
+        self.check_schema()
+        cfg = drift_settings(self.config.drift, reduce=reduce, max_llm_calls=max_llm_calls, max_depth=max_depth)
+        return drift_search(self.query_deps(), question, cfg, seed=seed, on_token=on_token, on_event=on_event)
+
     def ensure_schema(self) -> None:
         from driftgraph.store.schema import ensure_schema
 

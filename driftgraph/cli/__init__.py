@@ -88,6 +88,7 @@ def _register() -> None:
     from driftgraph.cli import global_basic  # noqa: F401
     from driftgraph.cli import neo4j, query, trace  # noqa: F401
     from driftgraph.cli import index  # noqa: F401
+    from driftgraph.cli import drift  # noqa: F401  (after query: attaches to query_app)
 
 
 _register()

@@ -1,0 +1,112 @@
+"""`driftgraph query drift QUESTION`: DRIFT search with its stop rule, seed and step tree."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from driftgraph.cli.common import JsonOpt, engine, print_json
+from driftgraph.cli.query import query_app
+
+
+@query_app.command("drift")
+def query_drift(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed (default: drift.seed).")] = None,
+    as_json: JsonOpt = False,
+    no_reduce: Annotated[bool, typer.Option("--no-reduce", help="Return the step tree, no final answer.")] = False,
+    max_llm_calls: Annotated[
+        int | None, typer.Option("--max-llm-calls", min=1, help="Chat-call budget (default: drift.max_llm_calls).")
+    ] = None,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", min=0, help="Epochs after the primer (default: drift.max_depth).")
+    ] = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Show progress and print the answer as it comes.")] = False,
+) -> None:
+    """DRIFT: a primer over community reports, then epochs of local searches on de-duplicated follow-ups,
+    until the budget, a sufficient score, a plateau, an empty queue or the depth limit stops it."""
+    on_token = on_event = None
+    if stream and not as_json:
+        on_token = _echo
+        on_event = _progress()
+    with engine() as eng:
+        result = eng.query_drift(
+            question,
+            seed=seed,
+            reduce=False if no_reduce else None,
+            max_llm_calls=max_llm_calls,
+            max_depth=max_depth,
+            on_token=on_token,
+            on_event=on_event,
+        )
+    if as_json:
+        print_json(result.to_dict())
+        return
+    if result.answer is None:
+        _print_tree(result.extra["steps"])
+    elif on_token is not None:
+        typer.echo("")
+    else:
+        typer.echo(result.answer)
+    _summary(result)
+
+
+def _echo(text: str) -> None:
+    typer.echo(text, nl=False)
+
+
+def _progress() -> Any:
+    from rich.console import Console
+
+    err = Console(stderr=True)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "primer":
+            err.print(f"[dim]primer: score {data['score']}, {data['follow_ups']} follow-ups queued[/]")
+        elif kind == "epoch":
+            err.print(
+                f"[dim]epoch {data['depth']}: {data['ran']} steps, best {data['best_score']}, "
+                f"mean {data['mean_score']}[/]"
+            )
+        elif kind == "hyde" and data.get("error"):
+            err.print(f"[dim]hyde: {data['error']}[/]")
+
+    return on_event
+
+
+def _print_tree(steps: list[dict[str, Any]]) -> None:
+    """The question -> answer tree, children under their parent, in step order."""
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for s in steps:
+        children.setdefault(s["parent"], []).append(s)
+
+    def walk(parent: str | None, indent: int) -> None:
+        for s in children.get(parent, []):
+            pad = "  " * indent
+            score = "-" if s["score"] is None else f"{s['score']:g}"
+            typer.echo(f"{pad}{s['id']} [{s['status']}, score {score}] {s['query']}")
+            if s.get("answer"):
+                for line in s["answer"].strip().splitlines():
+                    typer.echo(f"{pad}    {line}")
+            elif s.get("error"):
+                typer.echo(f"{pad}    ({s['error']})")
+            walk(s["id"], indent + 1)
+
+    walk(None, 0)
+
+
+def _summary(result: Any) -> None:
+    from rich.console import Console
+
+    steps = result.extra["steps"]
+    count = {k: sum(1 for s in steps if s["status"] == k) for k in ("done", "failed", "uncovered")}
+    cost = result.cost
+    Console(stderr=True).print(
+        f"[dim]retrieval {result.retrieval_id or '(not stored)'} | seed {result.extra['seed']} | stop "
+        f"{result.extra['stop_reason']} | steps {count['done']} done, {count['failed']} failed, "
+        f"{count['uncovered']} uncovered | {cost['llm_calls']} chat calls, {cost['prompt_tokens']} prompt tokens"
+        f" | `driftgraph trace show {result.retrieval_id}`[/]",
+        highlight=False,
+        soft_wrap=True,
+    )
