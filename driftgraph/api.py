@@ -177,6 +177,26 @@ class Engine:
 
         return run_checks(self)
 
+    def import_graphrag(
+        self,
+        path: str | Path,
+        *,
+        reset: bool = False,
+        embed: bool | None = None,
+        batch_size: int | None = None,
+        progress: Any = None,
+    ) -> dict[str, Any]:
+        """Load a GraphRAG output folder (ids kept); ``embed``/``batch_size`` default to the ``import`` section."""
+        from driftgraph.importers.load import run_import
+
+        return run_import(self, path, reset=reset, embed=embed, batch_size=batch_size, progress=progress)
+
+    def export_graphrag(self, out: str | Path, *, progress: Any = None) -> dict[str, Any]:
+        """Write the graph back as GraphRAG parquet tables; returns rows written per table."""
+        from driftgraph.importers.export import run_export
+
+        return run_export(self.store, out, self.config.import_.batch_size, progress=progress)
+
 
 def open_engine(config: Config | str | Path | None = None) -> Engine:
     """An engine from a Config, a path to driftgraph.yaml, or (None) ./driftgraph.yaml plus the environment."""

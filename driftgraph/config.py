@@ -230,6 +230,14 @@ class DriftConfig(_Section):
         return self
 
 
+class ImportConfig(_Section):
+    """``driftgraph import-graphrag DIR``: how GraphRAG parquet tables are streamed into Neo4j."""
+
+    batch_size: int = Field(1000, ge=1, le=100_000, description="rows per UNWIND write (one transaction each)")
+    embed: bool = Field(True, description="embed entities, chunks and reports after writing (--no-embed)")
+    embed_batch_size: int = Field(256, ge=1, le=100_000, description="texts per embed call and vector write")
+
+
 class Config(_Section):
     neo4j: Neo4jConfig = Neo4jConfig()
     llm: LLMConfig = LLMConfig()
@@ -242,6 +250,7 @@ class Config(_Section):
     global_: GlobalConfig = Field(GlobalConfig(), alias="global")
     basic: BasicConfig = BasicConfig()
     drift: DriftConfig = DriftConfig()
+    import_: ImportConfig = Field(ImportConfig(), alias="import")
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

@@ -86,7 +86,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 def _register() -> None:
     """Command groups live in their own modules; importing them attaches them to ``app``."""
     from driftgraph.cli import global_basic  # noqa: F401
-    from driftgraph.cli import neo4j, query, trace  # noqa: F401
+    from driftgraph.cli import graphrag, neo4j, query, trace  # noqa: F401
     from driftgraph.cli import index  # noqa: F401
     from driftgraph.cli import drift  # noqa: F401  (after query: attaches to query_app)
 

@@ -1,0 +1,91 @@
+"""`driftgraph import-graphrag DIR` and `driftgraph export-graphrag OUT`: Microsoft GraphRAG parquet <-> Neo4j."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from driftgraph.cli import app
+from driftgraph.cli.common import JsonOpt, engine, print_json
+
+
+class _RichProgress:
+    """One rich progress bar per table (on stderr, so `--json` output stays clean)."""
+
+    def __init__(self, progress: Any) -> None:
+        self._progress = progress
+
+    def task(self, name: str, total: int | None) -> Callable[[int], None]:
+        task_id = self._progress.add_task(name, total=total)
+        return lambda n: self._progress.advance(task_id, n)
+
+
+@contextmanager
+def _progress() -> Iterator[_RichProgress]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        yield _RichProgress(progress)
+
+
+@app.command("import-graphrag")
+def import_graphrag(
+    directory: Annotated[
+        Path, typer.Argument(help="GraphRAG output folder (documents.parquet, entities.parquet, ...).")
+    ],
+    reset: Annotated[bool, typer.Option("--reset", help="Delete all driftgraph data and indexes first.")] = False,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1, help="Rows per write transaction.")] = None,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Write the graph only; embed later.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a Microsoft GraphRAG index into Neo4j, keeping every GraphRAG id; safe to re-run."""
+    with engine() as eng, _progress() as progress:
+        summary = eng.import_graphrag(
+            directory, reset=reset, embed=False if no_embed else None, batch_size=batch_size, progress=progress
+        )
+    if as_json:
+        print_json(summary)
+        return
+    _print_summary(summary)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in summary["counts"].items())
+    typer.echo(f"imported {summary['source']} in {summary['seconds']} s: {counts}, RELATED {summary['relationships']}")
+    emb = summary["embedded"]
+    if emb.get("skipped"):
+        typer.echo("embeddings: skipped (--no-embed)")
+    else:
+        parts = [
+            f"{k} {emb[k].get('embedded', 0)}+{emb[k].get('precomputed', 0)} precomputed"
+            for k in emb
+            if isinstance(emb[k], dict)
+        ]
+        typer.echo(f"embeddings ({emb['model']}, {emb['dimensions']}-d): " + ", ".join(parts))
+        for k in ("entity", "chunk", "community"):
+            note = emb.get(k, {}).get("note")
+            if note:
+                typer.echo(f"  {k}: {note}")
+    for key, n in summary["warnings"].items():
+        example = (summary["warning_examples"].get(key) or [""])[0]
+        typer.echo(f"warning: {key}: {n} (e.g. {example})")
+
+
+@app.command("export-graphrag")
+def export_graphrag(
+    out: Annotated[Path, typer.Argument(help="Folder to write the parquet tables to (created if missing).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Write the graph back as GraphRAG parquet tables (documents, text_units, entities, ...)."""
+    with engine() as eng, _progress() as progress:
+        summary = eng.export_graphrag(out, progress=progress)
+    if as_json:
+        print_json(summary)
+        return
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in summary["rows"].items()))

@@ -1,0 +1,1 @@
+"""Importers: Microsoft GraphRAG parquet output <-> the Neo4j graph model (DESIGN §3)."""

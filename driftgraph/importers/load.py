@@ -1,0 +1,321 @@
+"""GraphRAG folder -> Neo4j: validate everything, then stream each table through the shared writers, embed.
+
+Order: documents, text units, entities, relationships, communities, reports, claims (each link needs its
+target to exist), then embeddings (precomputed GraphRAG vectors when their dimension matches the
+embedder, the configured embedder for everything still without a vector). Every GraphRAG id is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, iter_rows
+from driftgraph.importers.validate import Catalog, open_folder
+from driftgraph.store import ingest
+
+if TYPE_CHECKING:
+    from driftgraph.config import Config
+    from driftgraph.llm.embedder import Embedder
+    from driftgraph.store.db import Store
+
+Row = dict[str, Any]
+
+
+class Progress(Protocol):
+    """Where per-table progress goes; ``task`` returns the function to call with each batch's size."""
+
+    def task(self, name: str, total: int | None) -> Callable[[int], None]: ...
+
+
+class NoProgress:
+    def task(self, name: str, total: int | None) -> Callable[[int], None]:
+        return lambda n: None
+
+
+class Parts(Protocol):
+    """What the import needs from the Engine (kept as a protocol so importers never import the api)."""
+
+    config: Config
+    store: Store
+    embedder: Embedder
+
+    def ensure_schema(self) -> None: ...
+
+
+def run_import(
+    parts: Parts,
+    path: str | Path,
+    *,
+    reset: bool = False,
+    embed: bool | None = None,
+    batch_size: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Import one GraphRAG output folder; returns the JSON summary (counts, warnings, embedding, seconds)."""
+    cfg = parts.config
+    batch = batch_size or cfg.import_.batch_size
+    do_embed = cfg.import_.embed if embed is None else embed
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    cat = open_folder(path)  # every hard error is raised here, before the database is touched
+    store = parts.store
+    if reset:
+        ingest.delete_all(store)
+        store.run_script("admin/drop_schema")
+    parts.ensure_schema()
+    from driftgraph.llm.tokenizer import count_tokens
+
+    encoding = cfg.tokenizer.encoding
+
+    def tokens(text: str) -> int:
+        return count_tokens(text, encoding)
+
+    tables = _write_tables(store, cat, batch, tokens, progress)
+    write_seconds = time.perf_counter() - started
+    embedded: dict[str, Any] = {"skipped": True}
+    if do_embed:
+        embedded = embed_all(store, parts.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress)
+    counts = store.read("admin/counts")[0]
+    return {
+        "source": str(cat.directory),
+        "counts": {
+            "Document": counts["documents"],
+            "Chunk": counts["chunks"],
+            "__Entity__": counts["entities"],
+            "__Community__": counts["communities"],
+            "Claim": counts["claims"],
+        },
+        "relationships": counts["relationships"],
+        "tables": tables,
+        "embedded": embedded,
+        "warnings": dict(sorted(cat.warnings.counts.items())),
+        "warning_examples": dict(sorted(cat.warnings.examples.items())),
+        "write_seconds": round(write_seconds, 2),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+def _write_tables(
+    store: Store, cat: Catalog, batch: int, tokens: Callable[[str], int], progress: Progress
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+
+    skipped = {  # rows validation already counted as skipped, so the bars end full
+        "entities": cat.warnings.counts["entities_without_title"],
+        "relationships": cat.warnings.counts["relationships_unknown_endpoint"],
+        "community_reports": cat.warnings.counts["reports_unknown_community"],
+    }
+
+    def table(name: str) -> tuple[TableFile, Callable[[int], None]]:
+        tf = cat.files[name]
+        return tf, progress.task(name, tf.rows - skipped.get(name, 0))
+
+    tf, tick = table("documents")
+    out["documents"] = _stat(tf, ingest.write_documents(store, _documents(tf, batch), batch, tick))
+    tf, tick = table("text_units")
+    out["text_units"] = _stat(tf, ingest.write_chunks(store, _chunks(tf, cat, batch), batch, tokens, tick))
+    tf, tick = table("entities")
+    out["entities"] = _stat(tf, ingest.write_entities(store, _entities(tf, cat, batch), batch, tokens, tick))
+    tf, tick = table("relationships")
+    out["relationships"] = _stat(
+        tf, ingest.write_relationships(store, _relationships(tf, cat, batch), batch, tokens, tick)
+    )
+    tf, tick = table("communities")
+    written, _missing_parents = ingest.write_communities(store, _communities(tf, batch), batch, tick)
+    out["communities"] = _stat(tf, written)
+    tf, tick = table("community_reports")
+    out["community_reports"] = _stat(
+        tf, ingest.write_community_reports(store, _reports(tf, cat, batch), batch, tokens, tick)
+    )
+    if "covariates" in cat.files:
+        tf, tick = table("covariates")
+        out["covariates"] = _stat(tf, ingest.write_claims(store, _claims(tf, cat, batch), batch, tick))
+    return out
+
+
+def _stat(tf: TableFile, written: int) -> dict[str, Any]:
+    return {"file": tf.path.name, "rows": tf.rows, "written": written, "skipped": tf.rows - written}
+
+
+# -- table rows -> graph-model rows (generators: one record batch in memory at a time) ---------------------
+def _rows(tf: TableFile, batch: int) -> Iterator[Row]:
+    for rows in iter_rows(tf, batch):
+        yield from rows
+
+
+def _documents(tf: TableFile, batch: int) -> Iterator[Row]:
+    for r in _rows(tf, batch):
+        yield {
+            "id": r["id"],
+            "title": r.get("title"),
+            "text": r.get("text"),
+            "metadata": r.get("metadata"),
+            "creation_date": r.get("creation_date"),
+            "human_readable_id": r.get("human_readable_id"),
+        }
+
+
+def _chunks(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
+    fallback: dict[str, int] = {}  # order of appearance, when documents.parquet lists no text_unit_ids
+    for r in _rows(tf, batch):
+        doc = r.get("document_id") or next(iter(r.get("document_ids") or []), None)
+        position = cat.chunk_position.get(r["id"])
+        if position is None:
+            position = fallback[doc] = fallback.get(doc, -1) + 1
+        yield {
+            "id": r["id"],
+            "text": r["text"] or "",
+            "document_id": doc,
+            "position": position,
+            "human_readable_id": r.get("human_readable_id"),
+        }
+
+
+def _entities(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
+    known = cat.entity_id_by_title
+    for r in _rows(tf, batch):
+        if known.get(r.get("title")) != r["id"]:  # no title (counted as a warning by validation)
+            continue
+        yield {
+            "id": r["id"],
+            "title": r["title"],
+            "type": r.get("type"),
+            "description": r.get("description"),
+            "degree": r.get("degree"),
+            "frequency": r.get("frequency"),
+            "human_readable_id": r.get("human_readable_id"),
+            "text_unit_ids": r.get("text_unit_ids") or [],
+        }
+
+
+def _relationships(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
+    ids = cat.entity_id_by_title
+    for r in _rows(tf, batch):
+        src, dst = ids.get(r["source"]), ids.get(r["target"])
+        if src is None or dst is None:  # counted as relationships_unknown_endpoint
+            continue
+        yield {
+            "id": r["id"],
+            "source_id": src,
+            "target_id": dst,
+            "source": r["source"],
+            "target": r["target"],
+            "description": r.get("description"),
+            "weight": r.get("weight"),
+            "combined_degree": r.get("combined_degree"),
+            "text_unit_ids": r.get("text_unit_ids") or [],
+            "human_readable_id": r.get("human_readable_id"),
+        }
+
+
+def _communities(tf: TableFile, batch: int) -> Iterator[Row]:
+    for r in _rows(tf, batch):
+        parent = r.get("parent")
+        yield {
+            "id": r["id"],
+            "community": r["community"],
+            "level": r["level"],
+            "parent": -1 if parent is None else parent,
+            "title": r.get("title"),
+            "size": r.get("size") if r.get("size") is not None else len(r.get("entity_ids") or []),
+            "entity_ids": r.get("entity_ids") or [],
+            "relationship_ids": r.get("relationship_ids") or [],
+            "text_unit_ids": r.get("text_unit_ids") or [],
+            "period": r.get("period"),
+            "human_readable_id": r.get("human_readable_id"),
+        }
+
+
+def _reports(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
+    for r in _rows(tf, batch):
+        if r["community"] not in cat.community_numbers:  # counted as reports_unknown_community
+            continue
+        yield {
+            "community": r["community"],
+            "report_id": r.get("id"),
+            "report_human_readable_id": r.get("human_readable_id"),
+            "title": r.get("title"),
+            "summary": r.get("summary"),
+            "full_content": r["full_content"],
+            "rank": r.get("rank"),
+            "rating_explanation": r.get("rating_explanation"),
+            "findings": r.get("findings"),
+            "full_content_json": r.get("full_content_json"),
+        }
+
+
+def _claims(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
+    ids = cat.entity_id_by_title
+    for r in _rows(tf, batch):
+        yield {
+            "id": r["id"],
+            "human_readable_id": r.get("human_readable_id"),
+            "covariate_type": r.get("covariate_type"),
+            "type": r.get("type"),
+            "description": r.get("description"),
+            "status": r.get("status"),
+            "start_date": r.get("start_date"),
+            "end_date": r.get("end_date"),
+            "source_text": r.get("source_text"),
+            "subject": r["subject_id"],
+            "object": r.get("object_id"),
+            "subject_entity_id": ids.get(r["subject_id"]),
+            "text_unit_id": r.get("text_unit_id"),
+        }
+
+
+# -- embeddings -----------------------------------------------------------------------------------------------
+def embed_all(
+    store: Store, embedder: Embedder, directory: Path, page: int, warnings: Warnings, progress: Progress
+) -> dict[str, Any]:
+    """Precomputed vectors of matching dimension first, then the embedder for every node still without one."""
+    out: dict[str, Any] = {"model": embedder.model_id, "dimensions": embedder.dimensions}
+    for kind, file in EMBEDDING_FILES.items():
+        out[kind] = _precomputed(store, embedder, directory / file, kind, page, warnings)
+    pending = ingest.pending_embedding_counts(store)
+    started, total = time.perf_counter(), 0
+    for kind in ingest.EMBED_KINDS:
+        tick = progress.task(f"embed {kind}", pending[kind])
+        n = ingest.embed_pending(store, kind, embedder.embed, page, tick)
+        out[kind]["embedded"] = n
+        total += n
+    seconds = time.perf_counter() - started
+    out["embed_seconds"] = round(seconds, 2)
+    out["items_per_second"] = round(total / seconds, 1) if total and seconds > 0 else None
+    return out
+
+
+def _precomputed(
+    store: Store, embedder: Embedder, path: Path, kind: str, page: int, warnings: Warnings
+) -> dict[str, Any]:
+    """Use ``embeddings.*.parquet`` when its vectors have the embedder's dimension; otherwise say why not."""
+    if not path.is_file():
+        return {"precomputed": 0}
+    from driftgraph.importers.graphrag import Col, Table, open_table
+
+    tf = open_table(path, Table(path.stem, (Col("id", "string", True), Col("embedding", "any", True))))
+    dims = {len(r["embedding"] or []) for rows in iter_rows(tf, page) for r in rows}
+    if dims != {embedder.dimensions}:
+        found = "/".join(str(d) for d in sorted(dims)) or "no"
+        note = (
+            f"{path.name} holds {found}-d vectors but embedder {embedder.model_id} is {embedder.dimensions}-d: "
+            f"re-embedded with {embedder.model_id}"
+        )
+        warnings.add("embeddings_wrong_dimension", note)
+        return {"precomputed": 0, "note": note}
+    id_map: dict[str, str] | None = None
+    if kind == "community":  # GraphRAG keys report vectors by report id
+        id_map = {r["report_id"]: r["id"] for r in store.read("ingest/community_report_ids")}
+
+    def rows() -> Iterator[Row]:
+        for batch in iter_rows(tf, page):
+            for r in batch:
+                node_id = r["id"] if id_map is None else id_map.get(r["id"])
+                if node_id is not None:
+                    yield {"id": node_id, "embedding": r["embedding"]}
+
+    written = ingest.write_embeddings(store, kind, rows(), page)
+    return {"precomputed": written, "note": f"used {written} vectors from {path.name}"}
