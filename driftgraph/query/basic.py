@@ -3,7 +3,8 @@
 The question is embedded once; the chunk vector index (``cypher/query/basic_chunks_vector``) gives the nearest
 ``top_k`` chunks, optionally fused by reciprocal rank with the ``chunk_fulltext`` hits. Chunks enter best
 first, item by item, until the budget derived from the deployment is full; if every hit fitted and the index
-may hold more, ``k`` doubles and the search runs again, so a large budget is really filled. The answer comes
+may hold more, ``k`` doubles and the search runs again (also after a drop while the room left could still
+hold the smallest chunk seen), so a large budget is really filled. The answer comes
 from ``prompts/basic_search.txt``; the trace lists every candidate with its rank, score, tokens and verdict.
 """
 
@@ -95,8 +96,9 @@ def build_basic_context(
         fetches += 1
         candidates = _rank(hits, fulltext, settings, deps)
         result = fill({"chunk": candidates}, ["chunk"], {}, breakdown.context)
-        if result.dropped or len(hits) < k or k >= MAX_K:
-            break
+        smallest = min((c.tokens for c in candidates), default=0)
+        if len(hits) < k or k >= MAX_K or (result.dropped and result.unused < smallest):
+            break  # the index has no more, or the room left is smaller than any chunk seen
         k = min(2 * k, MAX_K)
     included = list(result.included)
     text = SEPARATOR.join(render_chunk(c.rank, c.payload["text"]) for c in included)
