@@ -140,9 +140,10 @@ def test_budget_never_exceeded_and_hold():
     r1 = b.reserve(40)
     assert r1 is not None
     assert b.reserve(40) is None  # 40 + 40 + 30 held > 100
-    b.settle(r1, 50)  # reported usage above the estimate counts
-    assert b.tokens == 50
-    assert b.reserve(20) is not None
+    b.settle(r1, 50)  # reported usage above the estimate counts, and later estimates scale by 50/40
+    assert b.tokens == 50 and b.ratio == 1.25
+    assert b.reserve(17) is None  # 17 * 1.25 -> 22: 50 + 22 + 30 held > 100
+    assert b.reserve(16).tokens == 20
     assert b.reserve(1) is None  # 2 calls + 1 held = 3
     b.release_hold()
     assert b.reserve(1) is not None

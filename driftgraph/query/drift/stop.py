@@ -10,6 +10,7 @@ and ``max_depth``; the first that fires is the reported reason.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -18,7 +19,8 @@ STOP_REASONS = ("budget", "sufficient", "plateau", "exhausted", "max_depth")
 
 @dataclass
 class Reservation:
-    tokens: int
+    tokens: int  # what was reserved (the calibrated estimate)
+    estimate: int  # our own count of the prompt
     settled: bool = False
 
 
@@ -30,6 +32,7 @@ class Budget:
         self.max_prompt_tokens = max_prompt_tokens
         self.calls = 0
         self.tokens = 0  # settled usage plus open reservations
+        self.ratio = 1.0  # highest reported/estimated prompt tokens seen: later estimates are scaled by it
         self._held_calls = 0
         self._held_tokens = 0
         self._lock = threading.Lock()
@@ -55,19 +58,26 @@ class Budget:
         )
 
     def reserve(self, tokens: int) -> Reservation | None:
-        """Take one call and ``tokens`` prompt tokens, or ``None`` if that would break the budget."""
+        """Take one call and ``tokens`` prompt tokens (scaled by the calibration ratio), or ``None``."""
         with self._lock:
-            if not self._fits(tokens):
+            scaled = math.ceil(tokens * self.ratio)
+            if not self._fits(scaled):
                 return None
             self.calls += 1
-            self.tokens += tokens
-            return Reservation(tokens)
+            self.tokens += scaled
+            return Reservation(scaled, tokens)
 
     def settle(self, res: Reservation, actual_tokens: int) -> None:
-        """Replace the estimate by the larger of estimate and reported usage (never under-count)."""
+        """Count the larger of reservation and reported usage, and learn how the server counts.
+
+        The endpoint's tokenizer may count more than ours; the ratio makes later reservations cover that,
+        so a deviation can only surprise the first call of a run.
+        """
         with self._lock:
             if not res.settled:
                 self.tokens += max(0, actual_tokens - res.tokens)
+                if res.estimate > 0 and actual_tokens > res.estimate:
+                    self.ratio = max(self.ratio, actual_tokens / res.estimate)
                 res.settled = True
 
     @property
@@ -75,13 +85,14 @@ class Budget:
         with self._lock:
             return self.max_calls - self.calls - self._held_calls
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, float]:
         with self._lock:
             return {
                 "llm_calls": self.calls,
                 "prompt_tokens": self.tokens,
                 "max_llm_calls": self.max_calls,
                 "max_prompt_tokens": self.max_prompt_tokens,
+                "estimate_ratio": round(self.ratio, 4),
             }
 
 
