@@ -256,3 +256,18 @@ def test_cli_global_and_basic_print_the_shared_envelope(dulce, fake_llm, tmp_pat
     assert out["mode"] == "basic" and out["context"]["budget"] == 1500 and out["context"]["tokens"] <= 1500
     res = _cli(["query", "basic", "  "], dulce, fake_llm, tmp_path)
     assert res.returncode == 1 and "question is empty" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_unreadable_ratings_keep_their_reports(dulce, fake_llm):
+    def no_ratings(request: dict) -> str:
+        return "no idea" if schema_name(request) == "report_ratings" else responder(request)
+
+    fake_llm.responder = no_ratings
+    cfg = _cfg(dulce, fake_llm, global_={"repair_retries": 0})
+    with open_engine(cfg) as eng:
+        res = eng.query_global(QUESTION, dynamic=True)
+    sel = res.trace["selection"]
+    assert sel["rate_malformed"] == sel["rate_batches"] == sel["rate_calls"] == 2  # roots, then root 0's children
+    rated = [r for r in res.trace["reports"] if r["stage"] != "listed"]
+    assert all(r["rating"] is None and r["reason"] != "low_rating" for r in rated)
+    assert sel["selected"] == 9 and res.extra["stop_reason"] == "answered"
