@@ -224,7 +224,7 @@ def summarize_descriptions(
             "summarize_descriptions",
             cfg.prompts,
             kind=kind,
-            name=name,
+            title=name,
             descriptions=joined,
             max_words=max(10, cap * 3 // 4),
         )

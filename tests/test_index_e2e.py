@@ -1,0 +1,211 @@
+"""`driftgraph index` end to end: real Neo4j, the real openai client against the fake server, local embedder.
+
+The fake server answers extraction requests with entities derived from the chunk text
+(tests/support/index_responder.py), so every run of the same input is exactly reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from driftgraph.api import Engine
+from tests.conftest import make_config
+from tests.support.index_responder import responder
+
+pytestmark = pytest.mark.e2e
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
+INDEX = {"chunk_size": 80, "chunk_overlap": 10, "claims": True, "description_max_tokens": 60, "concurrency": 3}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    shutil.copytree(EXAMPLES, docs)
+    return docs
+
+
+@pytest.fixture
+def cfg(neo4j_cfg, neo4j_config, fake_llm, tmp_path):
+    fake_llm.responder = responder
+    return make_config(
+        neo4j_config,
+        llm={"base_url": fake_llm.base_url, "model": "fake-model", "backoff_base_s": 0.0},
+        index={**INDEX, "cache_dir": str(tmp_path / "cache")},
+    )
+
+
+def _extract_texts(fake_llm, since: int = 0) -> list[str]:
+    reqs = fake_llm.chat_requests()[since:]
+    return [
+        r["messages"][0]["content"]
+        for r in reqs
+        if (r.get("response_format") or {}).get("json_schema", {}).get("name") == "extract_graph"
+        and len(r["messages"]) == 1  # not the gleaning round
+    ]
+
+
+def _model(store) -> dict:
+    return store.read("tests/index_model")[0]
+
+
+def _snapshot(store) -> dict:
+    snap = store.read("tests/index_snapshot")[0]
+    return {k: sorted(map(str, v)) for k, v in snap.items()}
+
+
+def test_cli_index_builds_the_graph_model_then_reruns_free(cfg, neo4j_config, fake_llm, corpus, tmp_path):
+    conf = tmp_path / "driftgraph.yaml"
+    conf.write_text(yaml.safe_dump({"llm": cfg.llm.model_dump(), "index": cfg.index.model_dump()}))
+    env = {
+        **os.environ,
+        "NEO4J_URI": neo4j_config["uri"],
+        "NEO4J_USERNAME": neo4j_config["username"],
+        "NEO4J_PASSWORD": neo4j_config["password"],
+        "NEO4J_DATABASE": neo4j_config["database"],
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+    }
+    cmd = [sys.executable, "-m", "driftgraph", "--config", str(conf), "index", str(corpus), "--json"]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["documents"] == {"total": 4, "added": 4, "removed": 0, "unchanged": 0}
+    assert s["chunks"] >= 8 and s["entities"] > 10 and s["relationships"] > 10 and s["claims"] > 0
+    assert s["communities"] > 0 and s["reports"] == s["communities"]
+    assert s["failures"]["count"] == 0
+    assert s["llm_calls"] == len(fake_llm.chat_requests()) and s["cache_hits"] == 0
+    assert s["redone"]["descriptions_summarized"] > 0, "descriptions over the token cap were summarised"
+    assert set(s["seconds"]) >= {"load", "chunk", "extract", "merge", "write", "communities", "reports", "embed"}
+
+    from driftgraph.store.db import Store
+
+    with Store(cfg.neo4j) as store:
+        m = _model(store)
+        assert (m["documents"], m["chunks"], m["entities"]) == (4, s["chunks"], s["entities"])
+        assert (m["relationships"], m["communities"], m["claims"]) == (
+            s["relationships"],
+            s["communities"],
+            s["claims"],
+        )
+        assert m["chunk_vectors"] == m["chunks"] and m["entity_vectors"] == m["entities"]
+        assert m["reports"] == m["communities"] == m["report_vectors"]
+        assert m["entity_complete"] == m["entities"] and m["next_links"] == m["chunks"] - 4
+        for bad in ("orphan_chunks", "bad_next", "unmentioned", "bad_degree", "bad_relationships",
+                    "incomplete_reports", "bad_communities", "bad_parents", "unfound_claims"):  # fmt: skip
+            assert m[bad] == 0, bad
+        assert m["claims_about"] > 0
+        indexes = {r["name"] for r in store.read("schema/list_indexes")}
+        assert {"entity_embedding", "chunk_embedding", "community_embedding", "entity_fulltext"} <= indexes
+        before = _snapshot(store)
+
+    calls = len(fake_llm.chat_requests())
+    res2 = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert res2.returncode == 0, res2.stderr
+    s2 = json.loads(res2.stdout)
+    assert s2["llm_calls"] == 0 and len(fake_llm.chat_requests()) == calls, "a re-run costs no LLM call"
+    assert s2["documents"]["unchanged"] == 4 and s2["redone"]["reports_reused"] == s2["communities"]
+    assert sum(s2["redone"]["embedded"].values()) == 0
+    with Store(cfg.neo4j) as store:
+        assert _snapshot(store) == before
+
+
+def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
+    eng = Engine(cfg)
+    try:
+        first = eng.index(corpus)
+        base_reports = first["reports"]
+        assert first["failures"]["count"] == 0
+
+        # one added file: only its chunks are extracted by the LLM; the rest comes from the cache
+        (corpus / "ferry.txt").write_text(
+            "The Kelmouth Ferry crosses to Selsey Point twice a day. Captain Ruth Amadi has run the Kelmouth "
+            "Ferry since 2011 and buys her spare parts from Marrow Bay Shipyard.",
+            encoding="utf-8",
+        )
+        n = len(fake_llm.chat_requests())
+        added = eng.index(corpus)
+        new_texts = _extract_texts(fake_llm, n)
+        assert added["documents"] == {"total": 5, "added": 1, "removed": 0, "unchanged": 4}
+        assert added["redone"]["documents_extracted"] == 1
+        assert new_texts and all("Kelmouth Ferry" in t for t in new_texts)
+        assert added["redone"]["chunks_extracted"] == len(new_texts)
+        assert added["redone"]["extract_cache_hits"] > 0
+        titles = store.read("tests/document_entities", title="ferry.txt")[0]["titles"]
+        assert "CAPTAIN RUTH AMADI" in titles
+        assert added["redone"]["reports_generated"] + added["redone"]["reports_reused"] == added["reports"]
+        assert added["redone"]["reports_reused"] > 0, "communities whose membership is unchanged keep their report"
+        assert added["redone"]["reports_generated"] < added["reports"]
+
+        # one removed file: what only it contributed disappears
+        (corpus / "ferry.txt").unlink()
+        removed = eng.index(corpus)
+        assert removed["documents"]["removed"] == 1 and removed["llm_calls"] == 0
+        assert removed["redone"]["deleted"]["documents"] == 1
+        assert store.read("tests/document_entities", title="ferry.txt")[0]["titles"] == []
+        snap = _snapshot(store)
+        assert not any("CAPTAIN RUTH AMADI" in e for e in snap["entities"])
+        assert removed["entities"] == first["entities"] and removed["reports"] == base_reports
+
+        # one changed file: old version out, new version extracted
+        path = corpus / "lantern-festival.txt"
+        path.write_text(path.read_text() + "\nIn 2023 the lantern was carried by Tomas Reyes.\n", encoding="utf-8")
+        n = len(fake_llm.chat_requests())
+        changed = eng.index(corpus)
+        assert changed["documents"] == {"total": 4, "added": 1, "removed": 1, "unchanged": 3}
+        assert all("lantern" in t.lower() for t in _extract_texts(fake_llm, n))
+        assert "TOMAS REYES" in store.read("tests/document_entities", title="lantern-festival.txt")[0]["titles"]
+        m = _model(store)
+        assert m["documents"] == 4 and m["orphan_chunks"] == 0 and m["bad_degree"] == 0 and m["bad_parents"] == 0
+        assert m["reports"] == m["communities"] == m["report_vectors"]
+    finally:
+        eng.close()
+
+
+def test_two_runs_give_identical_ids_and_communities(cfg, corpus, store):
+    with Engine(cfg) as eng:
+        eng.index(corpus)
+        first = _snapshot(store)
+        store.run_auto("admin/reset")
+        again = eng.index(corpus)
+    assert again["llm_calls"] == 0 and again["documents"]["added"] == 4
+    assert _snapshot(store) == first
+    assert first["communities"]
+
+
+def test_bad_chunks_are_listed_not_fatal_and_429_is_retried(cfg, fake_llm, corpus, store):
+    def flaky(req):
+        text = req["messages"][0]["content"]
+        if "Corran Foundry casts a new iron lantern" in text and req["response_format"]["json_schema"]["name"] == (
+            "extract_graph"
+        ):
+            return "I cannot help with that."  # and again after the repair prompt
+        if len(req["messages"]) == 1 and "Vell Estuary" in text and "######## TEXT" in text:
+            return "```json\n" + responder(req) + "\n```"  # fenced: parsed without a repair
+        return responder(req)
+
+    fake_llm.responder = flaky
+    fake_llm.fail_next = [429, 503]
+    with Engine(cfg) as eng:
+        s = eng.index(corpus)
+    failed = s["failures"]["chunks"]
+    assert len(failed) == 1 and failed[0]["document"] == "lantern-festival.txt"
+    assert "after one repair retry" in failed[0]["errors"][0]
+    assert s["failures"]["count"] == 1 and s["entities"] > 10 and s["reports"] == s["communities"]
+    repairs = [r for r in fake_llm.chat_requests() if any("could not be used" in m["content"] for m in r["messages"])]
+    assert len(repairs) == 1
+
+
+def test_bad_input_is_a_clear_error(cfg, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "blank.txt").write_text("")
+    with Engine(cfg) as eng, pytest.raises(Exception, match=r"no documents to index .*blank.txt: empty file"):
+        eng.index(empty)
