@@ -27,8 +27,10 @@ public final class DriftgraphClient implements AutoCloseable {
     public static final String RETRIEVAL = "trace/read";
     /** A retrieval's DRIFT step tree. */
     public static final String STEPS = "trace/steps";
-    /** Entities nearest to an embedding. */
-    public static final String ENTITIES_BY_VECTOR = "query/entities_by_vector";
+    /** Local search round trip 1: entity vector (+ fulltext) hits and chunk vector hits. */
+    public static final String ENTRY = "query/local_entry";
+    /** Local search round trip 2: the candidates reachable from the entry points. */
+    public static final String EXPAND = "query/local_expand";
 
     /**
      * The statements this client runs and the parameter names it passes to each. A test compares them
@@ -37,7 +39,9 @@ public final class DriftgraphClient implements AutoCloseable {
     public static final Map<String, Set<String>> PARAMETERS = Map.of(
             RETRIEVAL, Set.of("id"),
             STEPS, Set.of("id"),
-            ENTITIES_BY_VECTOR, Set.of("k", "vector"));
+            ENTRY, Set.of("vector", "entity_k", "fulltext", "fulltext_k", "chunk_k"),
+            EXPAND, Set.of("vector", "entity_ids", "seed_ids", "chunk_ids", "exclude_ids", "max_df", "per_entity",
+                    "rels_per_entity", "max_level"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -123,25 +127,71 @@ public final class DriftgraphClient implements AutoCloseable {
             Map<String, Object> step = new LinkedHashMap<>(asMap(s.get("step")));
             step.remove("labels");
             step.put("parent", s.get("parent"));
+            step.put("included", s.get("included"));
             steps.add(step);
         }
         return new Retrieval(id, props, included, dropped, steps);
     }
 
-    /** The {@code k} entities nearest to {@code vector} (cosine), best first, with id, title and score. */
-    public List<Map<String, Object>> entitiesByVector(List<? extends Number> vector, int k) {
-        if (vector.isEmpty()) {
-            throw new ClientException("the query vector is empty");
-        }
-        if (k < 1) {
-            throw new ClientException("k must be at least 1, got " + k);
-        }
-        List<Double> values = vector.stream().map(Number::doubleValue).toList();
-        return read(ENTITIES_BY_VECTOR, Map.of("k", (long) k, "vector", values));
+    /**
+     * The raw entry row of a local search for a query embedding: {@code entity_vector} ({@code entityK} hits
+     * {@code {id, title, similarity}}), {@code entity_fulltext} (when {@code fulltext} is a non-empty Lucene
+     * query), {@code chunk_vector} ({@code chunkK} hits), {@code chunk_count} and {@code present} sources.
+     * Similarities are cosines in [-1, 1].
+     */
+    public Map<String, Object> entry(List<? extends Number> vector, int entityK, String fulltext, int fulltextK,
+            int chunkK) {
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("vector", doubles(vector));
+        params.put("entity_k", (long) positive("entityK", entityK));
+        params.put("fulltext", fulltext == null ? "" : fulltext);
+        params.put("fulltext_k", (long) positive("fulltextK", fulltextK));
+        params.put("chunk_k", (long) Math.max(0, chunkK));
+        List<Map<String, Object>> rows = read(ENTRY, params);
+        return rows.isEmpty() ? Map.of() : rows.get(0);
     }
 
+    /** The {@code k} entities nearest to {@code vector} (cosine in [-1, 1]), best first: id, title, similarity. */
+    public List<Map<String, Object>> entitiesByVector(List<? extends Number> vector, int k) {
+        List<Map<String, Object>> hits = new ArrayList<>();
+        for (Object o : asList(entry(vector, k, "", 1, 0).get("entity_vector"))) {
+            hits.add(asMap(o));
+        }
+        hits.sort((a, b) -> {
+            int bySim = Double.compare(sim(b), sim(a));
+            return bySim != 0 ? bySim : String.valueOf(a.get("id")).compareTo(String.valueOf(b.get("id")));
+        });
+        return hits;
+    }
+
+    /**
+     * Local-search expansion of {@code entityIds} (best first) for a query embedding: every reachable entity,
+     * relationship, report, claim and chunk with its {@code n_tokens} and ranking signals, in one round trip.
+     */
     public Expansion expand(List<String> entityIds, List<? extends Number> vector, Expansion.Options options) {
-        throw new ClientException("not yet");
+        Map<String, Object> params = new LinkedHashMap<>(options.params());
+        params.put("vector", doubles(vector));
+        params.put("entity_ids", List.copyOf(entityIds));
+        List<Map<String, Object>> rows = read(EXPAND, params);
+        return Expansion.of(rows.isEmpty() ? Map.of() : rows.get(0), options);
+    }
+
+    private static List<Double> doubles(List<? extends Number> vector) {
+        if (vector == null || vector.isEmpty()) {
+            throw new ClientException("the query vector is empty");
+        }
+        return vector.stream().map(Number::doubleValue).toList();
+    }
+
+    private static int positive(String name, int value) {
+        if (value < 1) {
+            throw new ClientException(name + " must be at least 1, got " + value);
+        }
+        return value;
+    }
+
+    private static double sim(Map<String, Object> hit) {
+        return hit.get("similarity") instanceof Number n ? n.doubleValue() : -2;
     }
 
     @Override
