@@ -1,9 +1,11 @@
 """Cost of driftgraph global search per question on operation-dulce: full level vs dynamic, fake model.
 
 python -m bench.global_cost --out bench/results/global_cost_driftgraph.json [--level 2] [--reimport]
+python -m bench.global_cost --data musique --questions 5 --reimport --out bench/results/global_cost_musique.json
 
-Neo4j from NEO4J_URI / NEO4J_PASSWORD (operation-dulce is imported when the database has no communities,
-or with --reimport). The model is the fake OpenAI-compatible server of the tests with the scripted
+Neo4j from NEO4J_URI / NEO4J_PASSWORD (the data set is imported, without embeddings, when the database has
+no communities, or with --reimport; operation-dulce questions are a fixed list of five, musique uses the first
+N dev questions). The model is the fake OpenAI-compatible server of the tests with the scripted
 global/basic responder (tests/support/global_fake.py: rates and maps by word overlap with the question),
 so both systems can be measured against identical, instant model behaviour. Reported per question and mode:
 chat calls (rating / map / reduce), prompt tokens as the server counted them (chars/4, what the ledger
@@ -38,6 +40,8 @@ def _tokens(requests: list[dict[str, Any]]) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--data", choices=("dulce", "musique"), default="dulce")
+    ap.add_argument("--questions", type=int, default=5, help="musique: how many dev questions")
     ap.add_argument("--level", type=int, default=2)
     ap.add_argument("--reimport", action="store_true")
     ap.add_argument("--map-cap", type=int, default=None, help="global.map_cap (default: the config default)")
@@ -57,9 +61,11 @@ def main() -> None:
             cfg.global_ = cfg.global_.model_copy(update={"map_cap": a.map_cap})
         rows = []
         with open_engine(cfg) as eng:
+            root = data.DULCE if a.data == "dulce" else data.MUSIQUE
             if a.reimport or not eng.store.read("admin/counts")[0]["communities"]:
-                eng.import_graphrag(data.require(data.DULCE), reset=True)
-            for q in QUESTIONS:
+                eng.import_graphrag(data.require(root), reset=True, embed=False)
+            questions = QUESTIONS if a.data == "dulce" else [q.question for q in data.questions()[: a.questions]]
+            for q in questions:
                 for mode in ("full", "dynamic"):
                     fake.requests.clear()
                     t0 = time.perf_counter()
@@ -97,7 +103,7 @@ def main() -> None:
         }
     out = {
         "system": "driftgraph",
-        "data": "operation-dulce",
+        "data": root.name,
         "level": a.level,
         "map_cap": cfg.global_.map_cap,
         "machine": describe(),

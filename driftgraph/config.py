@@ -118,31 +118,36 @@ class LocalConfig(_Section):
     """Local search (DESIGN §4): entry thresholds, expansion limits, routing, budget. Every key is read."""
 
     # budget: context = min(window - answer_reserve - prompt - question - history, context_cap)
-    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (see README: why 8000)")
+    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (README: why 8000)")
     answer_reserve: int = Field(1500, ge=16, description="tokens kept free for the answer (max_tokens of the call)")
     history_turns: int = Field(5, ge=0, le=100, description="most recent history messages considered")
-    history_budget: int = Field(1000, ge=0, description="tokens the history may take in the rewrite prompt")
+    history_budget: int = Field(1000, ge=0, description="tokens the history may take (rewrite and answer prompt)")
     # entry points
     entity_top_k: int = Field(10, ge=1, le=200, description="entry entities kept at most")
     entity_oversample: float = Field(3.0, ge=1.0, le=20.0, description="vector k = entity_top_k * oversample")
     hybrid: bool = Field(True, description="fuse entity fulltext hits with the vector hits (RRF)")
-    fulltext_k: int = Field(20, ge=1, le=500)
+    fulltext_k: int = Field(20, ge=1, le=500, description="entity fulltext hits fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
-    min_similarity: float = Field(0.35, ge=-1, le=1, description="absolute cosine threshold for entry entities")
-    relative_similarity: float = Field(0.75, ge=0, le=1, description="keep entities scoring >= best * this")
-    chunk_top_k: int = Field(100, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
-    chunk_min_similarity: float = Field(0.2, ge=-1, le=1, description="chunks below this (and unsupported) drop")
-    # second hop: chunks that share rare entities with the seed chunks / the entry entities
-    seed_chunks: int = Field(4, ge=0, le=50, description="top chunk hits whose entities seed the second hop")
-    hop_max_chunks_per_entity: int = Field(25, ge=1, description="entities mentioned in more chunks are too common")
-    hop_weight: float = Field(0.3, ge=0, description="weight of idf-weighted shared-entity support in chunk score")
+    min_similarity: float = Field(0.42, ge=-1, le=1, description="absolute cosine threshold for entry entities")
+    relative_similarity: float = Field(0.8, ge=0, le=1, description="keep entities with cosine >= best * this")
+    chunk_top_k: int = Field(60, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
+    chunk_min_similarity: float = Field(0.15, ge=-1, le=1, description="chunks below this without graph support drop")
+    # second hop: chunks sharing rare entities with the best chunk hits or mentioning entry entities
+    seed_chunks: int = Field(4, ge=0, le=50, description="top chunk hits whose rare entities seed the second hop")
+    seed_hop_weight: float = Field(0.5, ge=0, description="weight of shared-rare-entity support from seed chunks")
+    entity_hop_weight: float = Field(0.2, ge=0, description="weight of support from entry entities a chunk names")
+    hop_max_chunks_per_entity: int = Field(25, ge=2, description="entities in more chunks are too common to hop")
+    entity_chunks: int = Field(25, ge=0, description="chunks fetched per entry entity (most query-similar first)")
     # expansion
-    relationships_per_entity: int = Field(10, ge=0, le=1000)
+    relationships_per_entity: int = Field(10, ge=0, le=1000, description="in-network first, then by weight")
     max_community_level: int = Field(2, ge=0, le=20, description="reports of communities up to this level")
-    chunk_floor: int = Field(3, ge=0, description="evidence floor: at least this many chunks when any exist")
-    # routing
+    # routing and floors
     route: Literal["auto", "fact", "relational", "thematic"] = "auto"
     llm_router: bool = Field(False, description="ask the LLM (prompts/route_question.txt) when the rule is unsure")
+    chunk_floor: int = Field(3, ge=0, description="evidence floor: at least this many chunks when any exist")
+    entity_floor: int = Field(3, ge=0, description="fact route: entities always given room")
+    relationship_floor: int = Field(5, ge=0, description="relational route: relationships always given room")
+    report_floor: int = Field(2, ge=0, description="thematic route: reports always given room")
 
 
 class TraceConfig(_Section):
@@ -172,7 +177,7 @@ class GlobalConfig(_Section):
     response_type: str = "multiple paragraphs"
     max_rating: int = Field(5, ge=1, le=100, description="dynamic: ratings run 0..max_rating")
     rate_threshold: int = Field(2, ge=0, le=100, description="dynamic: reports rated below this are pruned")
-    rate_batch_size: int = Field(8, ge=1, le=100, description="dynamic: report summaries rated per call")
+    rate_batch_size: int = Field(16, ge=1, le=100, description="dynamic: report summaries rated per call")
     rate_text_tokens: int = Field(200, ge=16, description="dynamic: summary tokens shown per report when rating")
     repair_retries: int = Field(1, ge=0, le=3, description="repair calls for a malformed JSON reply")
 
