@@ -60,12 +60,20 @@ def run_import(
     do_embed = cfg.import_.embed if embed is None else embed
     progress = progress or NoProgress()
     started = time.perf_counter()
+    phases: dict[str, float] = {}
+
+    def lap(phase: str) -> None:
+        phases[phase] = round(time.perf_counter() - started - sum(phases.values()), 2)
+
     cat = open_folder(path)  # every hard error is raised here, before the database is touched
+    lap("validate")
     store = parts.store
     if reset:
         ingest.delete_all(store)
         store.run_script("admin/drop_schema")
+        lap("reset")
     parts.ensure_schema()
+    lap("schema")
     from driftgraph.llm.tokenizer import count_tokens
 
     encoding = cfg.tokenizer.encoding
@@ -74,10 +82,11 @@ def run_import(
         return count_tokens(text, encoding)
 
     tables = _write_tables(store, cat, batch, tokens, progress)
-    write_seconds = time.perf_counter() - started
+    lap("write")
     embedded: dict[str, Any] = {"skipped": True}
     if do_embed:
         embedded = embed_all(store, parts.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress)
+        lap("embed")
     counts = store.read("admin/counts")[0]
     return {
         "source": str(cat.directory),
@@ -93,7 +102,7 @@ def run_import(
         "embedded": embedded,
         "warnings": dict(sorted(cat.warnings.counts.items())),
         "warning_examples": dict(sorted(cat.warnings.examples.items())),
-        "write_seconds": round(write_seconds, 2),
+        "phase_seconds": phases,
         "seconds": round(time.perf_counter() - started, 2),
     }
 
@@ -109,35 +118,33 @@ def _write_tables(
         "community_reports": cat.warnings.counts["reports_unknown_community"],
     }
 
-    def table(name: str) -> tuple[TableFile, Callable[[int], None]]:
-        tf = cat.files[name]
-        return tf, progress.task(name, tf.rows - skipped.get(name, 0))
-
-    tf, tick = table("documents")
-    out["documents"] = _stat(tf, ingest.write_documents(store, _documents(tf, batch), batch, tick))
-    tf, tick = table("text_units")
-    out["text_units"] = _stat(tf, ingest.write_chunks(store, _chunks(tf, cat, batch), batch, tokens, tick))
-    tf, tick = table("entities")
-    out["entities"] = _stat(tf, ingest.write_entities(store, _entities(tf, cat, batch), batch, tokens, tick))
-    tf, tick = table("relationships")
-    out["relationships"] = _stat(
-        tf, ingest.write_relationships(store, _relationships(tf, cat, batch), batch, tokens, tick)
-    )
-    tf, tick = table("communities")
-    written, _missing_parents = ingest.write_communities(store, _communities(tf, batch), batch, tick)
-    out["communities"] = _stat(tf, written)
-    tf, tick = table("community_reports")
-    out["community_reports"] = _stat(
-        tf, ingest.write_community_reports(store, _reports(tf, cat, batch), batch, tokens, tick)
-    )
-    if "covariates" in cat.files:
-        tf, tick = table("covariates")
-        out["covariates"] = _stat(tf, ingest.write_claims(store, _claims(tf, cat, batch), batch, tick))
+    writers: dict[str, Callable[[TableFile, Callable[[int], None]], int]] = {
+        "documents": lambda tf, tick: ingest.write_documents(store, _documents(tf, batch), batch, tick),
+        "text_units": lambda tf, tick: ingest.write_chunks(store, _chunks(tf, cat, batch), batch, tokens, tick),
+        "entities": lambda tf, tick: ingest.write_entities(store, _entities(tf, cat, batch), batch, tokens, tick),
+        "relationships": lambda tf, tick: ingest.write_relationships(
+            store, _relationships(tf, cat, batch), batch, tokens, tick
+        ),
+        "communities": lambda tf, tick: ingest.write_communities(store, _communities(tf, batch), batch, tick)[0],
+        "community_reports": lambda tf, tick: ingest.write_community_reports(
+            store, _reports(tf, cat, batch), batch, tokens, tick
+        ),
+        "covariates": lambda tf, tick: ingest.write_claims(store, _claims(tf, cat, batch), batch, tick),
+    }
+    for name, write in writers.items():  # in link order: a link's target is written before its source
+        tf = cat.files.get(name)
+        if tf is None:  # only covariates are optional
+            continue
+        started = time.perf_counter()
+        written = write(tf, progress.task(name, tf.rows - skipped.get(name, 0)))
+        out[name] = {
+            "file": tf.path.name,
+            "rows": tf.rows,
+            "written": written,
+            "skipped": tf.rows - written,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
     return out
-
-
-def _stat(tf: TableFile, written: int) -> dict[str, Any]:
-    return {"file": tf.path.name, "rows": tf.rows, "written": written, "skipped": tf.rows - written}
 
 
 # -- table rows -> graph-model rows (generators: one record batch in memory at a time) ---------------------
