@@ -17,3 +17,11 @@ export NEO4J_URI=${NEO4J_URI:-bolt://127.0.0.1:7687}
 
 driftgraph neo4j start
 driftgraph doctor
+
+# The index: built from examples/docs/ when an LLM endpoint is configured, else the committed sample index
+# (GraphRAG parquet made from the same documents) is imported, so the demo needs no LLM.
+if [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
+  driftgraph index examples/docs
+else
+  driftgraph import-graphrag examples/sample-index --reset
+fi
