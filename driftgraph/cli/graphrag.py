@@ -63,9 +63,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
         typer.echo("embeddings: skipped (--no-embed)")
     else:
         parts = [
-            f"{k} {emb[k].get('embedded', 0)}+{emb[k].get('precomputed', 0)} precomputed"
-            for k in emb
-            if isinstance(emb[k], dict)
+            f"{k} {emb[k].get('embedded', 0)} embedded + {emb[k].get('precomputed', 0)} precomputed"
+            for k in ("entity", "chunk", "community")
         ]
         typer.echo(f"embeddings ({emb['model']}, {emb['dimensions']}-d): " + ", ".join(parts))
         for k in ("entity", "chunk", "community"):
