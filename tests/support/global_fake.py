@@ -3,7 +3,9 @@
 Deterministic and content-aware enough to exercise the control plane: a rating call rates a report high when
 it shares a word with the question; a map call returns one key point per report that shares a word (score
 grows with the overlap), citing that report; the reduce / answer call returns a fixed text with a citation.
-Used by tests and by bench/ (so driftgraph and GraphRAG see the same model behaviour).
+Used by tests and by bench/ (so driftgraph and GraphRAG see the same model behaviour): GraphRAG 3.2.0's
+global prompts get the same treatment (its rating prompt ``---Information--- ... ---Question---`` gets
+``{"reason", "rating"}``, its map prompt's ``---Data tables---`` records ``id|title|...`` get one point each).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 _REPORT = re.compile(r"^-{5} Report (\d+) -{5}$", re.M)
 _RATE = re.compile(r"^Report (\d+): ", re.M)
 _WORD = re.compile(r"[a-z]{4,}")
+_GR_RECORD = re.compile(r"^(\d+)\|", re.M)
 STOP = {"what", "which", "when", "where", "does", "this", "that", "with", "from", "have", "about", "their", "they"}
 
 
@@ -51,17 +54,34 @@ def rate_reply(request: dict[str, Any]) -> str:
 
 def map_reply(request: dict[str, Any]) -> str:
     system = request["messages"][0]["content"]
-    q = words(_question(request))
+    return _points(words(_question(request)), _sections(system, _REPORT))
+
+
+def graphrag_rate_reply(request: dict[str, Any]) -> str:
+    system = request["messages"][0]["content"]
+    info = system.split("---Information---", 1)[1].split("---Question---", 1)[0]
+    question = system.split("---Question---", 1)[1].split("---", 1)[0]
+    return json.dumps({"reason": "word overlap", "rating": 5 if words(question) & words(info) else 0})
+
+
+def graphrag_map_reply(request: dict[str, Any]) -> str:
+    system = request["messages"][0]["content"]
+    tables = system.split("---Data tables---", 1)[1].split("---Goal---", 1)[0]
+    return _points(words(_question(request)), _sections(tables, _GR_RECORD), inline=True)
+
+
+def _points(q: set[str], sections: list[tuple[int, str]], inline: bool = False) -> str:
     points = []
-    for n, text in _sections(system, _REPORT):
+    for n, text in sections:
         overlap = q & words(text)
         if overlap:
             points.append(
                 {
-                    "description": f"Report {n} covers {', '.join(sorted(overlap))}.",
+                    "description": f"Report {n} covers {', '.join(sorted(overlap))}."
+                    + (f" [Data: Reports ({n})]" if inline else ""),
                     "score": min(100, 20 * len(overlap)),
-                    "reports": [n],
                 }
+                | ({} if inline else {"reports": [n]})
             )
     return json.dumps({"points": points})
 
@@ -72,4 +92,9 @@ def responder(request: dict[str, Any]) -> str:
         return rate_reply(request)
     if name == "key_points":
         return map_reply(request)
+    system = (request.get("messages") or [{}])[0].get("content") or ""
+    if "---Information---" in system and "---Question---" in system:
+        return graphrag_rate_reply(request)
+    if "---Data tables---" in system and '"points"' in system:
+        return graphrag_map_reply(request)
     return "A fake answer [Data: Reports (1, 2); Sources (1)]."
