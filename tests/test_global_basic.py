@@ -93,6 +93,8 @@ def test_dynamic_descends_only_into_relevant_reports_and_maps_less(dulce, fake_l
         full_maps = len(_calls(fake_llm, "key_points"))
         fake_llm.requests.clear()
         dyn = eng.query_global(QUESTION, dynamic=True)
+        stored = read_trace(eng.store, dyn.retrieval_id)["retrieval"]
+    assert stored["params"]["dynamic"] is True and stored["mode"] == "global" and stored["stop_reason"] == "answered"
     dyn_maps = len(_calls(fake_llm, "key_points"))
     t = dyn.trace
     assert dyn_maps == t["map"]["batches"] < full_maps == full.trace["map"]["batches"]

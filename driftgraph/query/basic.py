@@ -188,7 +188,7 @@ def basic_search(
     cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
     rid = None
     if store_trace:
-        params = {"budget": budget, "context_only": context_only, **settings.model_dump()}
+        params = {**settings.model_dump(), "budget": budget, "context_only": context_only}
         rid = write_trace(
             deps.store,
             ctx.recorder,

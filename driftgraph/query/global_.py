@@ -109,7 +109,7 @@ def global_search(
         points=point_trace,
     )
     cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
-    params = {"level": level, "dynamic": dynamic, "budget": budget, "seed": seed, **settings.model_dump()}
+    params = {**settings.model_dump(), "level": level, "dynamic": dynamic, "budget": budget, "seed": seed}
     rid = None
     if store_trace:
         rid = write_trace(
