@@ -73,7 +73,7 @@ def test_cli_index_builds_the_graph_model_then_reruns_free(cfg, neo4j_config, fa
         "OPENAI_API_KEY": "",
         "OPENAI_BASE_URL": "",
     }
-    cmd = [sys.executable, "-m", "driftgraph", "--config", str(conf), "index", str(corpus), "--json"]
+    cmd = [sys.executable, "-m", "driftgraph", "index", str(corpus), "--json", "--config", str(conf)]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     s = json.loads(res.stdout)
@@ -209,3 +209,14 @@ def test_bad_input_is_a_clear_error(cfg, tmp_path):
     (empty / "blank.txt").write_text("")
     with Engine(cfg) as eng, pytest.raises(Exception, match=r"no documents to index .*blank.txt: empty file"):
         eng.index(empty)
+
+
+def test_refused_endpoint_and_missing_endpoint_stop_with_one_error(cfg, fake_llm, corpus, store):
+    from driftgraph.errors import DriftgraphError
+
+    fake_llm.fail_next = [401] * 20
+    with Engine(cfg) as eng, pytest.raises(DriftgraphError, match="refused the request"):
+        eng.index(corpus)
+    no_llm = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"base_url": None, "api_key": None})})
+    with Engine(no_llm) as eng, pytest.raises(DriftgraphError, match="no LLM endpoint configured"):
+        eng.index(corpus)

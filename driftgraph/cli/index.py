@@ -8,15 +8,18 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph.cli import app
-from driftgraph.cli.common import JsonOpt, console, engine, print_json
+from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state
 
 
 @app.command("index")
 def index(
     directory: Annotated[Path, typer.Argument(help="Folder (or one file) of .txt, .md, .csv, .json, .jsonl.")],
     as_json: JsonOpt = False,
+    config: ConfigOpt = None,
 ) -> None:
     """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
+    if config is not None:
+        state.config_path = config
     with engine() as eng:
         summary = eng.index(directory, progress=True)
     if as_json:

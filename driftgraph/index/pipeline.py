@@ -105,6 +105,7 @@ def run_index(
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
         bars.done("chunk", len(chunks))
+        chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
         with stage("schema"):
             ensure_schema(store, embedder.model_id, embedder.dimensions)
             state = read_state(store)
@@ -115,7 +116,6 @@ def run_index(
             "removed": len(state["documents"] - doc_ids),
             "unchanged": len(doc_ids & state["documents"]),
         }
-        chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))
         with stage("extract"):
             extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
         with stage("merge"):
