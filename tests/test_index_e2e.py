@@ -220,3 +220,27 @@ def test_refused_endpoint_and_missing_endpoint_stop_with_one_error(cfg, fake_llm
     no_llm = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"base_url": None, "api_key": None})})
     with Engine(no_llm) as eng, pytest.raises(DriftgraphError, match="no LLM endpoint configured"):
         eng.index(corpus)
+
+
+def test_reextraction_prunes_stale_mentions(cfg, fake_llm, corpus, store, tmp_path):
+    with Engine(cfg) as eng:
+        eng.index(corpus)
+
+    def forgetful(req):
+        if ((req.get("response_format") or {}).get("json_schema") or {}).get("name") != "extract_graph":
+            return responder(req)
+        answer = json.loads(responder(req))
+        if "Vell Estuary" in req["messages"][0]["content"]:
+            answer["entities"] = [e for e in answer["entities"] if e["title"] != "Kelmouth"]
+            answer["relationships"] = [
+                r for r in answer["relationships"] if "Kelmouth" not in (r["source"], r["target"])
+            ]
+        return json.dumps(answer)
+
+    fake_llm.responder = forgetful
+    fresh = cfg.model_copy(update={"index": cfg.index.model_copy(update={"cache_dir": str(tmp_path / "cache2")})})
+    with Engine(fresh) as eng:
+        s = eng.index(corpus)
+    assert s["redone"]["deleted"]["mentions"] > 0 and s["failures"]["count"] == 0
+    m = _model(store)
+    assert m["bad_degree"] == 0 and m["unmentioned"] == 0 and m["bad_relationships"] == 0

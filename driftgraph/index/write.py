@@ -19,7 +19,7 @@ from driftgraph.index.merge import Graph
 from driftgraph.index.reports import Report
 from driftgraph.store import ingest
 from driftgraph.store.db import Store
-from driftgraph.store.index_state import clear_community_parents, delete_by_id
+from driftgraph.store.index_state import clear_community_parents, delete_by_id, prune_entity_mentions
 
 Row = dict[str, Any]
 
@@ -187,7 +187,9 @@ def sync_graph(
         deleted[kind] = delete_by_id(store, kind, gone[kind], batch_size)
     ingest.write_documents(store, document_rows(docs), batch_size)
     ingest.write_chunks(store, chunk_rows(chunks), batch_size, tokens)
-    ingest.write_entities(store, entity_rows(graph), batch_size, tokens)
+    entities = entity_rows(graph)
+    deleted["mentions"] = prune_entity_mentions(store, entities, batch_size)
+    ingest.write_entities(store, entities, batch_size, tokens)
     ingest.write_relationships(store, relationship_rows(graph), batch_size, tokens)
     ingest.write_claims(store, claim_rows(graph), batch_size)
     return deleted

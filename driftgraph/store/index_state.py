@@ -40,5 +40,14 @@ def clear_community_parents(store: Store, ids: Iterable[str], batch_size: int) -
         store.run("ingest/clear_community_parents", rows=batch)
 
 
+def prune_entity_mentions(store: Store, rows: Iterable[dict[str, Any]], batch_size: int) -> int:
+    """Rows ``{id, text_unit_ids}``: remove HAS_ENTITY links from chunks not listed any more."""
+    done = 0
+    for batch in batched(({"id": r["id"], "text_unit_ids": r["text_unit_ids"]} for r in rows), batch_size):
+        result = store.run("ingest/prune_entity_mentions", rows=batch)
+        done += int(result[0]["written"]) if result else 0
+    return done
+
+
 def stored_reports(store: Store, ids: Iterable[str]) -> list[dict[str, Any]]:
     return store.read("ingest/community_reports_by_id", ids=sorted(ids))
