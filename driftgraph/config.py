@@ -132,6 +132,7 @@ class LocalConfig(_Section):
     relative_similarity: float = Field(0.8, ge=0, le=1, description="keep entities with cosine >= best * this")
     chunk_top_k: int = Field(60, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
     chunk_min_similarity: float = Field(0.15, ge=-1, le=1, description="chunks below this without graph support drop")
+    report_top_k: int = Field(5, ge=0, le=1000, description="community report vector hits taken as candidates")
     # second hop: chunks sharing rare entities with the best chunk hits or mentioning entry entities
     seed_chunks: int = Field(4, ge=0, le=50, description="top chunk hits whose rare entities seed the second hop")
     seed_hop_weight: float = Field(0.5, ge=0, description="weight of shared-rare-entity support from seed chunks")

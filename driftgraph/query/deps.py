@@ -49,3 +49,13 @@ class QueryDeps:
         from driftgraph.llm.tokenizer import count_tokens
 
         return count_tokens(text, self.config.tokenizer.encoding)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of many texts in one call (tiktoken encodes the batch in parallel)."""
+        from driftgraph.llm.tokenizer import get_tokenizer
+
+        tok = get_tokenizer(self.config.tokenizer.encoding)
+        batch = getattr(tok, "encode_ordinary_batch", None)
+        if batch is None:
+            return [self.count_tokens(t) for t in texts]
+        return [len(ids) for ids in batch(list(texts), num_threads=2)]

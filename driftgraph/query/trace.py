@@ -47,10 +47,12 @@ class EntryCandidate:
     score: float
     status: Literal["kept", "dropped"]
     reason: str | None = None
-    kind: Literal["entity", "chunk"] = "entity"
+    kind: Literal["entity", "chunk", "report"] = "entity"
     similarity: float | None = None
     vector_rank: int | None = None
     fulltext_rank: int | None = None
+    fused: float | None = None
+    named: bool | None = None
 
 
 @dataclass

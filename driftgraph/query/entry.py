@@ -1,0 +1,217 @@
+"""Local search entry points (round trip 1): entity vector hits fused with fulltext hits, chunk vector hits.
+
+Entities: vector top ``entity_top_k * entity_oversample``, optionally fused with the entity fulltext index by
+reciprocal rank fusion (RRF); then exclusions, an absolute cosine threshold (``min_similarity``), a threshold
+relative to the best candidate (``relative_similarity``), and the top ``entity_top_k`` by fused score with the
+id as the final tie-break. Chunks: the chunk index's top ``chunk_top_k`` hits are candidates in their own
+right (plain vector retrieval is the floor the graph adds to). When no entity passes, the question is treated
+as off-topic and chunks must clear the entity threshold too, so nothing is padded in.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.query.trace import EntryCandidate
+
+if TYPE_CHECKING:
+    from driftgraph.config import LocalConfig
+    from driftgraph.store.db import Store
+
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Words that carry no entity signal; a fulltext query made only of these is skipped.
+_STOP = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+    }
+)
+
+
+@dataclass
+class ChunkHit:
+    """A vector hit on a chunk or a community report, as an entry candidate in its own right."""
+
+    id: str
+    similarity: float
+    rank: int
+
+
+@dataclass
+class EntryResult:
+    """Kept entities (best first), every entity verdict, chunk hits, and which sources the index holds."""
+
+    entities: list[EntryCandidate] = field(default_factory=list)
+    candidates: list[EntryCandidate] = field(default_factory=list)
+    chunk_hits: list[ChunkHit] = field(default_factory=list)
+    report_hits: list[ChunkHit] = field(default_factory=list)
+    present: dict[str, bool] = field(default_factory=dict)
+    chunk_count: int = 0
+    excluded_ids: list[str] = field(default_factory=list)
+    off_topic: bool = False
+    strict: bool = False  # off-topic and not a thematic question: chunks/reports must clear min_similarity
+    best_entity: float | None = None
+    best_chunk: float | None = None
+
+
+def fulltext_query(question: str) -> str:
+    """A Lucene OR-query of the question's content words ('' if none).
+
+    Words are lower-cased (so AND/OR/NOT are never operators) and escaped, so no user text acts as syntax.
+    """
+    words = [w.lower() for w in _WORD.findall(question) if w.lower() not in _STOP and len(w) > 1]
+    return " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in words[:32])
+
+
+def entry_params(settings: LocalConfig, vector: Sequence[float], question: str) -> dict[str, Any]:
+    """Parameters of ``cypher/query/local_entry.cypher``."""
+    return {
+        "vector": [float(x) for x in vector],
+        "entity_k": max(1, math.ceil(settings.entity_top_k * settings.entity_oversample)),
+        "fulltext": fulltext_query(question) if settings.hybrid else "",
+        "fulltext_k": settings.fulltext_k,
+        "chunk_k": settings.chunk_top_k,
+        "report_k": settings.report_top_k,
+    }
+
+
+def run_entry(
+    store: Store, settings: LocalConfig, vector: Sequence[float], question: str, exclude: Sequence[str]
+) -> EntryResult:
+    """One round trip, then thresholds and fusion in Python."""
+    row = store.read("query/local_entry", **entry_params(settings, vector, question))[0]
+    return select_entry(row, settings, exclude, question)
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def title_in_question(title: str, question_words: Sequence[str]) -> bool:
+    """The entity's whole title appears in the question as consecutive words (case-insensitive)."""
+    t = _words(title)
+    if not t or (len(t) == 1 and (len(t[0]) < 3 or t[0] in _STOP)):
+        return False
+    n = len(t)
+    return any(list(question_words[i : i + n]) == t for i in range(len(question_words) - n + 1))
+
+
+def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[str], question: str = "") -> EntryResult:
+    """Fuse, threshold and cut the raw entry rows (pure; unit-tested without a database).
+
+    An entity whose title the question spells out is a third ranked list in the fusion (longest title first)
+    and passes the similarity thresholds: long LLM-written descriptions dilute a named entity's cosine.
+    """
+    out = EntryResult(present=dict(row.get("present") or {}), chunk_count=int(row.get("chunk_count") or 0))
+    merged: dict[str, dict[str, Any]] = {}
+    for rank, hit in enumerate(row.get("entity_vector") or [], start=1):
+        merged.setdefault(hit["id"], {"id": hit["id"], "title": hit.get("title") or "", "sim": hit["similarity"]})
+        merged[hit["id"]]["vrank"] = rank
+    ft_hits = sorted(row.get("entity_fulltext") or [], key=lambda h: (-h["fulltext_score"], h["id"]))
+    for rank, hit in enumerate(ft_hits, start=1):
+        m = merged.setdefault(hit["id"], {"id": hit["id"], "title": hit.get("title") or "", "sim": hit["similarity"]})
+        m["frank"] = rank
+    qwords = _words(question)
+    named = sorted(
+        (m for m in merged.values() if title_in_question(m["title"], qwords)),
+        key=lambda m: (-len(m["title"]), m["id"]),
+    )
+    for rank, m in enumerate(named, start=1):
+        m["trank"] = rank
+    for m in merged.values():
+        m["rrf"] = sum(1.0 / (settings.rrf_k + m[k]) for k in ("vrank", "frank", "trank") if k in m)
+    excluded = {e.casefold() for e in exclude}
+    ordered = sorted(merged.values(), key=lambda m: (-m["rrf"], -(m["sim"] if m["sim"] is not None else -2), m["id"]))
+    eligible = [m for m in ordered if not _is_excluded(m, excluded) and m["sim"] is not None and "trank" not in m]
+    best = max((m["sim"] for m in eligible), default=None)
+    out.best_entity = best
+    kept = 0
+    for m in ordered:
+        reason = None
+        if _is_excluded(m, excluded):
+            reason = "excluded"
+            out.excluded_ids.append(m["id"])
+        elif m["sim"] is None and "trank" not in m:
+            reason = "no_embedding"
+        elif "trank" in m:
+            pass  # named in the question
+        elif m["sim"] < settings.min_similarity:
+            reason = "below_threshold"
+        elif best is not None and m["sim"] < best * settings.relative_similarity:
+            reason = "below_relative_threshold"
+        if reason is None and kept >= settings.entity_top_k:
+            reason = "over_top_k"
+        cand = EntryCandidate(
+            id=m["id"],
+            title=m["title"],
+            score=round(float(m["sim"]), 4) if m["sim"] is not None else 0.0,
+            status="dropped" if reason else "kept",
+            reason=reason,
+            similarity=m["sim"],
+            vector_rank=m.get("vrank"),
+            fulltext_rank=m.get("frank"),
+            fused=round(m["rrf"], 6),
+            named="trank" in m or None,
+        )
+        out.candidates.append(cand)
+        if reason is None:
+            kept += 1
+            out.entities.append(cand)
+    hits = [ChunkHit(h["id"], float(h["similarity"]), i) for i, h in enumerate(row.get("chunk_vector") or [], 1)]
+    hits.sort(key=lambda h: (-h.similarity, h.id))
+    out.chunk_hits = hits
+    reports = [ChunkHit(h["id"], float(h["similarity"]), i) for i, h in enumerate(row.get("report_vector") or [], 1)]
+    reports.sort(key=lambda h: (-h.similarity, h.id))
+    out.report_hits = reports
+    out.best_chunk = hits[0].similarity if hits else None
+    out.off_topic = bool(out.present.get("entity")) and not out.entities
+    return out
+
+
+def _is_excluded(m: dict[str, Any], excluded: set[str]) -> bool:
+    return m["id"].casefold() in excluded or (m["title"] or "").casefold() in excluded

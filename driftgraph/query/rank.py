@@ -1,0 +1,147 @@
+"""Ranking of the expansion's candidates, per source, into ``Candidate`` lists the fill consumes.
+
+Chunks (DESIGN §4.6): ``score = similarity + seed_hop_weight * seed_support + entity_hop_weight *
+entity_support``. Seed support: the chunk shares a rare entity with one of the top ``seed_chunks`` vector hits
+(``idf(entity) / idf_max * similarity(seed)``, the strongest link counts); entity support: the chunk mentions
+a kept entry entity (``idf / idf_max * similarity(entity)``). So a vector hit stays where similarity puts it
+unless the graph supports it, and a chunk similarity missed (the second hop of a multi-hop question) enters
+when it shares a rare name with the best evidence. ``hop`` records how each chunk came in.
+Entities keep their entry order; relationships: in-network first, then by the anchor entity's rank and
+weight; reports: query similarity plus matched-entity count; claims: by their entity's rank.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.query import render
+from driftgraph.query.budget import Candidate
+from driftgraph.query.entry import EntryResult
+
+if TYPE_CHECKING:
+    from driftgraph.config import LocalConfig
+
+CountMany = Callable[[list[str]], list[int]]
+
+
+@dataclass
+class Ranked:
+    """Candidates per source (best first) and items dropped before the fill, with reasons."""
+
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    dropped: list[tuple[Candidate, str]] = field(default_factory=list)
+
+
+def idf(df: int, n_chunks: int) -> float:
+    return math.log((n_chunks + 1) / (df + 0.5))
+
+
+def rank_all(expansion: dict[str, Any], entry: EntryResult, settings: LocalConfig, count_many: CountMany) -> Ranked:
+    """Rank every source, render each candidate's row and count its tokens exactly (one batched call)."""
+    out = Ranked()
+    _chunks(out, expansion, entry, settings)
+    _entities(out, expansion)
+    _relationships(out, expansion, entry)
+    _reports(out, expansion)
+    _claims(out, expansion, entry)
+    everything = [c for items in out.candidates.values() for c in items]
+    for c, n in zip(everything, count_many([c.payload["row"] for c in everything]), strict=True):
+        c.tokens = n
+    return out
+
+
+def _make(source: str, rank: int, item_id: str, score: float, payload: dict[str, Any], hop: str | None) -> Candidate:
+    text = render.row(source, rank, payload)
+    return Candidate(source, item_id, 0, score, rank=rank, hop=hop, payload={**payload, "row": text})
+
+
+def _chunks(out: Ranked, x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> None:
+    n = max(entry.chunk_count, 1)
+    idf_max = math.log(n + 1)
+    hit_sim = {h.id: h.similarity for h in entry.chunk_hits}
+    ent_sim = {e.id: float(e.similarity or 0.0) for e in entry.entities}
+    seed_support: dict[str, tuple[float, str]] = {}
+    for link in x.get("seed_links") or []:
+        w = idf(link["df"], n) / idf_max * hit_sim.get(link["via"], 0.0)
+        if w > seed_support.get(link["chunk"], (0.0, ""))[0]:
+            seed_support[link["chunk"]] = (w, link["title"] or link["entity"])
+    entity_support: dict[str, tuple[float, str]] = {}
+    for link in x.get("entity_links") or []:
+        w = idf(link["df"], n) / idf_max * ent_sim.get(link["entity"], 0.0)
+        if w > entity_support.get(link["chunk"], (0.0, ""))[0]:
+            entity_support[link["chunk"]] = (w, link["title"] or link["entity"])
+    gate = s.min_similarity if entry.strict else s.chunk_min_similarity
+    scored = []
+    seen: set[str] = set()
+    for c in x.get("chunks") or []:
+        if c["id"] in seen:
+            continue
+        seen.add(c["id"])
+        sim = float(c["similarity"]) if c.get("similarity") is not None else hit_sim.get(c["id"], 0.0)
+        seed = seed_support.get(c["id"], (0.0, ""))
+        ent = entity_support.get(c["id"], (0.0, ""))
+        support = s.seed_hop_weight * seed[0] + s.entity_hop_weight * ent[0]
+        if c["id"] in hit_sim:
+            hop = "vector+graph" if support > 0 else "vector"
+        else:
+            hop = "seed_hop" if seed[0] * s.seed_hop_weight >= ent[0] * s.entity_hop_weight else "entity_hop"
+        scored.append((sim + support, sim, support, hop, c, seed[1] or ent[1]))
+    scored.sort(key=lambda t: (-t[0], t[4]["id"]))
+    kept: list[Candidate] = []
+    for score, sim, support, hop, c, via in scored:
+        payload = {"text": c.get("text") or "", "similarity": sim, "support": support, "via": via or None}
+        if sim < gate and (support <= 0 or entry.strict):
+            cand = Candidate("chunk", c["id"], int(c.get("n_tokens") or 0), score, rank=0, hop=hop, payload=payload)
+            out.dropped.append((cand, "off_topic" if entry.strict else "below_threshold"))
+            continue
+        kept.append(_make("chunk", len(kept) + 1, c["id"], score, payload, hop))
+    out.candidates["chunk"] = kept
+
+
+def _entities(out: Ranked, x: dict[str, Any]) -> None:
+    rows = sorted(x.get("entities") or [], key=lambda e: (e["entry_rank"], e["id"]))
+    out.candidates["entity"] = [
+        _make("entity", i, e["id"], float(e.get("similarity") or 0.0), e, "entry") for i, e in enumerate(rows, start=1)
+    ]
+
+
+def _relationships(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
+    order = {e.id: i for i, e in enumerate(entry.entities)}
+    rows = sorted(
+        x.get("relationships") or [],
+        key=lambda r: (
+            not r["in_network"],
+            order.get(r["entity_id"], len(order)),
+            -(r.get("weight") or 0.0),
+            -(r.get("combined_degree") or 0),
+            r["id"],
+        ),
+    )
+    kept: list[Candidate] = []
+    seen: set[str] = set()
+    for r in rows:
+        if r["id"] in seen:
+            continue  # an in-network relationship is reached from both ends
+        seen.add(r["id"])
+        hop = "in_network" if r["in_network"] else "neighbour"
+        kept.append(_make("relationship", len(kept) + 1, r["id"], float(r.get("weight") or 0.0), r, hop))
+    out.candidates["relationship"] = kept
+
+
+def _reports(out: Ranked, x: dict[str, Any]) -> None:
+    def score(r: dict[str, Any]) -> float:
+        return float(r.get("similarity") or 0.0) + 0.05 * math.log1p(r.get("matched") or 0)
+
+    rows = sorted(x.get("reports") or [], key=lambda r: (-score(r), -(r.get("rank") or 0.0), r["id"]))
+    out.candidates["report"] = [
+        _make("report", i, r["id"], score(r), r, f"level {r.get('level')}") for i, r in enumerate(rows, 1)
+    ]
+
+
+def _claims(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
+    order = {e.id: i for i, e in enumerate(entry.entities)}
+    rows = sorted(x.get("claims") or [], key=lambda c: (order.get(c["entity_id"], len(order)), c["id"]))
+    out.candidates["claim"] = [_make("claim", i, c["id"], 0.0, c, "entity") for i, c in enumerate(rows, start=1)]

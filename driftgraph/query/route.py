@@ -1,0 +1,135 @@
+"""Routing by question shape (DESIGN §4.5): which sources come first and which get a floor.
+
+A cheap rule decides first, from the question's wording and the entry scores; only when the rule is unsure
+and ``llm_router`` is on does one small chat call (``prompts/route_question.txt``) decide. Shapes:
+
+* ``fact`` - a specific fact: source text first (evidence), then entities, relationships, claims, reports.
+* ``relational`` - how named things connect: relationships first, then entities and text.
+* ``thematic`` - broad themes: community reports first.
+
+Every shape keeps the evidence floor (``chunk_floor`` chunks when any exist) and a floor for its lead
+source; what a source does not use flows to the next.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.query.trace import EntryCandidate
+
+if TYPE_CHECKING:
+    from driftgraph.config import LocalConfig
+    from driftgraph.llm.chat import ChatClient
+
+SHAPES = ("fact", "relational", "thematic")
+ORDERS: dict[str, list[str]] = {
+    "fact": ["chunk", "entity", "relationship", "claim", "report"],
+    "relational": ["relationship", "entity", "chunk", "claim", "report"],
+    "thematic": ["report", "entity", "relationship", "chunk", "claim"],
+}
+_THEMATIC = re.compile(
+    r"\b(themes?|overall|overview|summari[sz]e|summary|main (ideas?|topics?|points?)|trends?|in general|"
+    r"broad(ly)?|across the|landscape|key (topics|issues|takeaways))\b",
+    re.IGNORECASE,
+)
+_RELATIONAL = re.compile(
+    r"\b(relationship|related|relate|between|connect(ed|ion|s)?|link(ed)?|interact(ion|s)?|compare|comparison|"
+    r"versus|vs\.?|differ(ence|s)?|in common|both)\b",
+    re.IGNORECASE,
+)
+
+
+def thematic_wording(question: str) -> bool:
+    """The question asks for themes, trends or a summary (no single named thing needed)."""
+    return _THEMATIC.search(question) is not None
+
+
+@dataclass(frozen=True)
+class Route:
+    shape: str
+    order: list[str]
+    floors: dict[str, int]
+    reason: str
+    router: str  # "config", "rule" or "llm"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "order": self.order,
+            "floors": self.floors,
+            "reason": self.reason,
+            "router": self.router,
+        }
+
+
+def floors_for(shape: str, settings: LocalConfig) -> dict[str, int]:
+    floors = {"chunk": settings.chunk_floor}
+    if shape == "fact":
+        floors["entity"] = settings.entity_floor
+    elif shape == "relational":
+        floors["relationship"] = settings.relationship_floor
+    else:
+        floors["report"] = settings.report_floor
+    return {k: v for k, v in floors.items() if v > 0}
+
+
+def classify(question: str, entities: Sequence[EntryCandidate]) -> tuple[str, str, bool]:
+    """(shape, reason, confident) from the wording and the kept entry entities."""
+    strong = [e for e in entities if e.similarity is not None]
+    if _THEMATIC.search(question):
+        return "thematic", f"thematic wording ('{_THEMATIC.search(question).group(0)}')", True  # type: ignore[union-attr]
+    if _RELATIONAL.search(question) and len(strong) >= 2:
+        word = _RELATIONAL.search(question).group(0)  # type: ignore[union-attr]
+        return "relational", f"relational wording ('{word}') and {len(strong)} entry entities", True
+    if not strong:
+        return "thematic", "no entry entity matched: a broad question, reports first", False
+    return "fact", f"a specific question about {len(strong)} matched entities", len(strong) <= 5
+
+
+def route(
+    question: str,
+    entities: Sequence[EntryCandidate],
+    settings: LocalConfig,
+    override: str | None,
+    chat: ChatClient | None,
+    render_router_prompt: Any = None,
+) -> Route:
+    """The route: forced by ``--route``/config, else the rule, else (unsure + llm_router) the LLM."""
+    wanted = override or settings.route
+    if wanted in SHAPES:
+        return Route(wanted, list(ORDERS[wanted]), floors_for(wanted, settings), "set by --route/config", "config")
+    shape, reason, confident = classify(question, entities)
+    if not confident and settings.llm_router and chat is not None and render_router_prompt is not None:
+        llm_shape = ask_router(chat, render_router_prompt(question, entities))
+        if llm_shape is not None:
+            return Route(
+                llm_shape,
+                list(ORDERS[llm_shape]),
+                floors_for(llm_shape, settings),
+                f"LLM router (rule was unsure: {reason})",
+                "llm",
+            )
+        reason += "; LLM router gave no valid shape"
+    return Route(shape, list(ORDERS[shape]), floors_for(shape, settings), reason, "rule")
+
+
+def ask_router(chat: ChatClient, prompt: str) -> str | None:
+    """One small structured call; anything but a known shape is ignored (the rule stands)."""
+    from driftgraph.llm.chat import schema
+
+    res = chat.complete(
+        [{"role": "user", "content": prompt}],
+        phase="route",
+        max_tokens=20,
+        json_schema=schema("route", {"shape": {"type": "string", "enum": list(SHAPES)}}),
+    )
+    match = re.search(r"\{.*\}", res.text, re.DOTALL)
+    try:
+        shape = json.loads(match.group(0)).get("shape") if match else res.text.strip().strip('"').lower()
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return shape if shape in SHAPES else None
