@@ -1,0 +1,242 @@
+"""Local search end to end: operation-dulce in a real Neo4j, the CLI as a user runs it, the real openai client
+against the fake server; the trace read back from Neo4j."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from driftgraph.api import open_engine
+from driftgraph.query.local import build_local_context
+from driftgraph.store.db import Store
+from tests.conftest import SHARED_DATA, make_config
+
+QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
+ANSWER = "Operation: Dulce is a mission [Data: Sources (1); Entities (1, 99); Reports (77)]."
+
+
+@pytest.fixture(scope="module")
+def dulce(neo4j_config: dict) -> dict:
+    """operation-dulce imported once for this module, with embeddings."""
+    path = SHARED_DATA / "operation-dulce"
+    if not path.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data not found at {path}")
+        pytest.skip(f"shared data not found at {path}")
+    cfg = make_config(neo4j_config)
+    with Store(cfg.neo4j) as store:
+        store.run_auto("admin/reset")
+        store.run_script("admin/drop_schema")
+    with open_engine(cfg) as eng:
+        eng.import_graphrag(path, reset=True, embed=True)
+    return neo4j_config
+
+
+def responder(req: dict[str, Any]) -> str:
+    text = "\n".join(m.get("content") or "" for m in req["messages"])
+    if "Standalone question:" in text:
+        return "What did Alex Mercer find at Dulce base?"
+    if "Classify the shape of a question" in text:
+        return json.dumps({"shape": "thematic"})
+    return ANSWER
+
+
+def _cfg(neo4j: dict, fake: Any, **local: Any) -> Any:
+    return make_config(neo4j, llm={"base_url": fake.base_url, "api_key": "test", "max_retries": 0}, local=local)
+
+
+def _cli(tmp_path: Path, neo4j: dict, fake: Any, *args: str, llm: dict | None = None) -> subprocess.CompletedProcess:
+    conf = {
+        "llm": {"base_url": fake.base_url, "api_key": "test", "max_retries": 0, **(llm or {})},
+        "embeddings": {"threads": 1},
+    }
+    (tmp_path / "driftgraph.yaml").write_text(yaml.safe_dump(conf))
+    env = {**os.environ, "NEO4J_URI": neo4j["uri"], "NEO4J_PASSWORD": neo4j["password"]}
+    env.pop("OPENAI_BASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "driftgraph", "query", "local", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _q(store: Store, text: str, **params: Any) -> list[dict]:
+    with store._driver.session(database=store.cfg.database) as s:
+        return [r.data() for r in s.run(text, params)]
+
+
+def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tmp_path):
+    fake_llm.responder = responder
+    res = _cli(tmp_path, dulce, fake_llm, QUESTION, "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert list(out)[:7] == ["mode", "question", "answer", "retrieval_id", "context", "trace", "cost"]
+    assert out["mode"] == "local" and out["answer"] == ANSWER
+    trace, ctx = out["trace"], out["context"]
+    # budget arithmetic, derived from the deployment (not fixed), and never exceeded
+    b = trace["budget"]
+    assert b["derived"] == b["window"] - b["answer_reserve"] - b["prompt"] - b["question"] - b["history"]
+    assert b["context"] == min(b["derived"], b["cap"]) == ctx["budget"] and not b["fixed"]
+    assert 0 < ctx["tokens"] <= b["context"]
+    assert trace["round_trips"] == 2
+    assert trace["route"]["shape"] in ("fact", "relational", "thematic") and trace["route"]["order"]
+    assert {"id", "title", "score", "status", "reason"} <= set(trace["entry"][0])
+    included = [i for i in trace["items"] if i["status"] == "included"]
+    assert included and all({"source", "id", "tokens", "status", "reason"} <= set(i) for i in trace["items"])
+    assert all(i["reason"] for i in trace["items"] if i["status"] == "dropped")
+    # citations checked after generation: Sources 1 and Entities 1 exist, Entities 99 and Reports 77 do not
+    cit = trace["citations"]
+    assert "Entities 99" in cit["unmapped"] and "Reports 77" in cit["unmapped"]
+    assert cit["cited"]["Sources"] and cit["cited"]["Entities"]
+    # cost: one answer call, exactly what the server received; one query embedding
+    assert out["cost"]["llm_calls"] == len(fake_llm.chat_requests()) == 1
+    assert out["cost"]["embedding_calls"] == 1
+    system = fake_llm.chat_requests()[0]["messages"][0]["content"]
+    assert ctx["text"] in system
+    # the trace in Neo4j: INCLUDED edges are exactly the included items
+    with Store(make_config(dulce).neo4j) as store:
+        rows = _q(
+            store,
+            "MATCH (:Retrieval {id: $id})-[e:INCLUDED]->() RETURN e.source AS s, e.item_id AS i",
+            id=out["retrieval_id"],
+        )
+    assert {(r["s"], r["i"]) for r in rows} == {(i["source"], i["id"]) for i in included}
+    shown = subprocess.run(
+        [sys.executable, "-m", "driftgraph", "trace", "show", out["retrieval_id"], "--json"],
+        cwd=tmp_path,
+        env={**os.environ, "NEO4J_URI": dulce["uri"], "NEO4J_PASSWORD": dulce["password"]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    stored = json.loads(shown.stdout)["retrieval"]
+    assert stored["trace"]["budget"] == b and stored["query"] == QUESTION
+
+
+def test_cli_context_only_fixed_budget_and_stream(dulce, fake_llm, tmp_path):
+    fake_llm.responder = responder
+    res = _cli(tmp_path, dulce, fake_llm, QUESTION, "--context-only", "--json", "--budget", "700")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["answer"] is None and not fake_llm.chat_requests()
+    b = out["trace"]["budget"]
+    assert b["context"] == 700 and b["fixed"] and b["derived"] > 700
+    assert out["context"]["tokens"] <= 700
+    # floors: the evidence floor holds on a small budget
+    assert any(i["source"] == "chunk" and i["status"] == "included" for i in out["trace"]["items"])
+    streamed = _cli(tmp_path, dulce, fake_llm, QUESTION, "--stream")
+    assert streamed.returncode == 0, streamed.stderr
+    assert streamed.stdout.strip() == ANSWER
+    assert fake_llm.chat_requests()[-1].get("stream") is True
+
+
+@pytest.mark.parametrize(
+    ("args", "files", "message"),
+    [
+        (["   "], {}, "question is empty"),
+        (["q?", "--history", "h.json"], {"h.json": "[{"}, "not valid JSON"),
+        (["q?", "--history", "h.json"], {"h.json": '[{"role": "bot", "content": "x"}]'}, "role 'bot'"),
+        (["q?", "--history", "missing.json"], {}, "history file not found"),
+        (["q?", "--route", "sideways"], {}, "--route must be"),
+        (["word " * 3000], {}, "does not fit the model window"),
+    ],
+)
+def test_cli_bad_input_is_one_line(dulce, fake_llm, tmp_path, args, files, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    res = _cli(tmp_path, dulce, fake_llm, *args, llm={"model_context_window": 2048})
+    assert res.returncode != 0
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not fake_llm.chat_requests()
+
+
+def test_history_rewrites_only_when_needed(dulce, fake_llm):
+    fake_llm.responder = responder
+    history = [
+        {"role": "user", "content": "Who is Alex Mercer?"},
+        {"role": "assistant", "content": "An agent of the Paranormal Military Squad."},
+    ]
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        out = eng.query_local("What did he find at Dulce base?", history=history).to_dict()
+        rw = out["trace"]["rewrite"]
+        assert rw["method"] == "llm" and rw["original"] == "What did he find at Dulce base?"
+        assert rw["rewritten"] == "What did Alex Mercer find at Dulce base?" and "he" in rw["reason"]
+        assert out["cost"]["llm_calls"] == len(fake_llm.chat_requests()) == 2
+        assert out["trace"]["budget"]["history"] > 0
+        # a self-contained question with the same history: no rewrite call
+        before = len(fake_llm.chat_requests())
+        out2 = eng.query_local("What is Operation: Dulce?", history=history).to_dict()
+        assert out2["trace"]["rewrite"]["method"] == "rule"
+        assert len(fake_llm.chat_requests()) == before + 1
+
+
+def test_off_topic_question_has_no_entry_entities_and_says_so(dulce, fake_llm):
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        out = eng.query_local("What is the best recipe for chocolate chip cookies?").to_dict()
+    entities = [e for e in out["trace"]["entry"] if e.get("kind", "entity") == "entity"]
+    assert entities and all(e["status"] == "dropped" and e["reason"] == "below_threshold" for e in entities)
+    assert "No entity in the index is similar enough" in out["context"]["text"]
+    assert not [i for i in out["trace"]["items"] if i["status"] == "included"]
+    assert out["cost"]["llm_calls"] == 0 and not fake_llm.chat_requests()
+
+
+def test_excluded_entity_never_enters(dulce, fake_llm):
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        out = eng.query_local("Who is Alex Mercer?", context_only=True, exclude=["alex mercer"]).to_dict()
+    alex = [e for e in out["trace"]["entry"] if e["title"] == "ALEX MERCER"]
+    assert alex and alex[0]["status"] == "dropped" and alex[0]["reason"] == "excluded"
+    assert not any(i["id"] == alex[0]["id"] for i in out["trace"]["items"] if i["status"] == "included")
+    assert "-----Relationships-----" not in out["context"]["text"] or "|ALEX MERCER|" not in out["context"]["text"]
+
+
+def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
+    fake_llm.responder = responder
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        themes = eng.query_local("What are the main themes of the story?", context_only=True).to_dict()
+        assert themes["trace"]["route"]["shape"] == "thematic"
+        assert themes["context"]["text"].index("-----Reports-----") < themes["context"]["text"].index("-----Sources")
+        fact = eng.query_local(QUESTION, context_only=True, route="fact").to_dict()
+        assert fact["trace"]["route"]["router"] == "config" and fact["context"]["text"].startswith("-----Sources")
+        assert not fake_llm.chat_requests()
+    with open_engine(_cfg(dulce, fake_llm, llm_router=True, route="auto")) as eng:
+        out = eng.query_local("Tell me everything", context_only=True).to_dict()
+    assert out["trace"]["route"]["router"] == "llm" and out["trace"]["route"]["shape"] == "thematic"
+    assert len(fake_llm.chat_requests()) == 1 and out["cost"]["phases"]["route"]["llm_calls"] == 1
+
+
+def test_retrieval_is_two_round_trips(dulce, fake_llm):
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        deps = eng.query_deps()
+        before = eng.store.round_trips
+        ctx = build_local_context(deps, QUESTION, eng.config.local, budget=3000)
+        assert eng.store.round_trips - before == ctx.recorder.round_trips == 2
+        assert ctx.tokens <= 3000 and ctx.chunk_ids
+        assert {c.hop for c in ctx.included if c.source == "chunk"} <= {
+            "vector",
+            "vector+graph",
+            "seed_hop",
+            "entity_hop",
+        }
+
+
+def test_index_without_reports_or_claims_still_answers(dulce, fake_llm):
+    """Runs last: it deletes the module's reports and claims."""
+    fake_llm.responder = responder
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        eng.store.run("tests/drop_reports_claims")
+        out = eng.query_local(QUESTION).to_dict()
+    assert {"report", "claim"} <= set(out["trace"]["absent_sources"])
+    assert out["answer"] == ANSWER
+    assert not [i for i in out["trace"]["items"] if i["source"] in ("report", "claim")]
