@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import DriftgraphError
 from driftgraph.query.trace import EntryCandidate
 
 if TYPE_CHECKING:
@@ -73,6 +74,10 @@ _STOP = frozenset(
 )
 
 
+class EntryError(DriftgraphError):
+    pass
+
+
 @dataclass
 class ChunkHit:
     """A vector hit on a chunk or a community report, as an entry candidate in its own right."""
@@ -124,7 +129,17 @@ def run_entry(
     store: Store, settings: LocalConfig, vector: Sequence[float], question: str, exclude: Sequence[str]
 ) -> EntryResult:
     """One round trip, then thresholds and fusion in Python."""
-    row = store.read("query/local_entry", **entry_params(settings, vector, question))[0]
+    from driftgraph.store.db import StoreError
+
+    try:
+        row = store.read("query/local_entry", **entry_params(settings, vector, question))[0]
+    except StoreError as err:
+        if "no such" in str(err).lower() and "index" in str(err).lower():
+            raise EntryError(
+                "the database holds no driftgraph index (its vector or fulltext indexes are missing): "
+                "load one with `driftgraph import-graphrag DIR` or build one with `driftgraph index DIR`"
+            ) from None
+        raise
     return select_entry(row, settings, exclude, question)
 
 
