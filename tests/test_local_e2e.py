@@ -231,15 +231,16 @@ def test_retrieval_is_two_round_trips(dulce, fake_llm):
         }
 
 
-def test_index_without_reports_or_claims_still_answers(dulce, fake_llm):
-    """Runs last: it deletes the module's reports and claims."""
+def test_index_without_reports_claims_or_chunks_still_answers(dulce, fake_llm):
+    """Runs late: it deletes the module's reports, claims and chunks."""
     fake_llm.responder = responder
     with open_engine(_cfg(dulce, fake_llm)) as eng:
-        eng.store.run("tests/drop_reports_claims")
+        eng.store.run("tests/drop_sources")
         out = eng.query_local(QUESTION).to_dict()
-    assert {"report", "claim"} <= set(out["trace"]["absent_sources"])
+    assert set(out["trace"]["absent_sources"]) == {"report", "claim", "chunk"}
     assert out["answer"] == ANSWER
-    assert not [i for i in out["trace"]["items"] if i["source"] in ("report", "claim")]
+    included = {i["source"] for i in out["trace"]["items"] if i["status"] == "included"}
+    assert included and included <= {"entity", "relationship"}
 
 
 def test_empty_database_is_a_one_line_error(dulce, fake_llm, tmp_path):
