@@ -17,7 +17,7 @@ from driftgraph.query.drift.queue import normalise
 from driftgraph.query.drift.stop import STOP_REASONS
 from driftgraph.store.db import Store
 from tests.conftest import SHARED_DATA, make_config
-from tests.support.drift_fakes import h, step_query, tree_responder
+from tests.support.drift_fakes import DULCE_LAYERS, h, step_query, tree_responder
 
 QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
 
@@ -53,7 +53,7 @@ def _seq(out: dict) -> list[tuple]:
 
 
 def test_envelope_budget_and_stored_step_tree(dulce, fake_llm):
-    fake_llm.responder = tree_responder(max_level=3)
+    fake_llm.responder = tree_responder(layers=DULCE_LAYERS)
     cfg = _cfg(dulce, fake_llm, min_score_gain=0)
     with open_engine(cfg) as eng:
         out = eng.query_drift(QUESTION, seed=5).to_dict()
@@ -107,15 +107,20 @@ def test_envelope_budget_and_stored_step_tree(dulce, fake_llm):
         by_step: dict[str, set[str]] = {}
         for row in included:
             by_step.setdefault(row["step"], set()).add(row["source"])
-        done_local = [s["id"] for s in steps if s["status"] == "done" and s["kind"] == "local"]
-        assert done_local and all(by_step.get(sid) & {"chunk", "entity"} for sid in done_local)
+        # every step whose context held items is linked to them (an off-topic step holds only a note)
+        with_items = [s["id"] for s in steps if s["status"] == "done" and s["kind"] == "local" and s["included"]]
+        assert len(with_items) > 5 and all(by_step[sid] & {"chunk", "entity"} for sid in with_items)
+        counts = {r["step"]: 0 for r in included}
+        for r in included:
+            counts[r["step"]] += r["n"]
+        assert all(counts[sid] == next(s["included"] for s in steps if s["id"] == sid) for sid in with_items)
         assert by_step["s0"] == {"report"}
         # B's reader returns the same tree
         assert len(store.read("trace/steps", id=rid)) == len(steps)
 
 
 def test_same_seed_same_steps_whatever_the_completion_order(dulce, fake_llm):
-    base = tree_responder(max_level=3)
+    base = tree_responder(layers=DULCE_LAYERS)
     answered: list[str] = []
 
     def respond(req):
@@ -151,7 +156,7 @@ def _cli(args: list[str], neo4j: dict, fake: Any, cwd: Path) -> subprocess.Compl
 
 
 def test_cli_flags(dulce, fake_llm, tmp_path):
-    fake_llm.responder = tree_responder(max_level=3)
+    fake_llm.responder = tree_responder(layers=DULCE_LAYERS)
     res = _cli(["query", "drift", QUESTION, "--json", "--seed", "3", "--max-llm-calls", "6"], dulce, fake_llm, tmp_path)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)

@@ -96,12 +96,50 @@ def is_repair(req: dict[str, Any]) -> bool:
     return len(req["messages"]) > 1
 
 
+# Distinct questions about operation-dulce in layers (cosine < 0.75 between any two under MiniLM): under a real
+# embedder "X then part k" variants are near-twins the queue drops, so end-to-end runs draw follow-ups from
+# the next layer instead. A question's layer is its depth, so the reply stays a pure function of the request.
+_SUBJECTS = [
+    "Alex Mercer",
+    "Taylor Cruz",
+    "Jordan Hayes",
+    "Sam Rivera",
+    "the Paranormal Military Squad",
+    "Dulce base",
+    "the mainframe room",
+    "the alien signal",
+    "Washington command",
+    "the underground laboratory",
+]
+_ASPECTS = [
+    "What role does {s} play in Operation: Dulce?",
+    "What risks does {s} face?",
+    "How did {s} change by the end of the story?",
+]
+DULCE_LAYERS = [[a.format(s=s) for s in _SUBJECTS] for a in _ASPECTS]
+
+
 def tree_responder(
     score: Callable[[str, int], float] = lambda q, depth: 40 + depth * 10,
     n_follow: int = 3,
     max_level: int = 10,
+    layers: Sequence[Sequence[str]] | None = None,
 ) -> Callable[[dict[str, Any]], str]:
-    """Primer/step answers whose follow-ups name their parent, so the tree has distinct texts."""
+    """Primer/step answers whose follow-ups name their parent, so the tree has distinct texts (or, with
+    ``layers``, questions of the next layer picked by a hash of the parent's question). Pure: the same
+    request always gets the same reply, whatever order requests arrive in."""
+    layer_of = {q: d for d, layer in enumerate(layers or []) for q in layer}  # layer d = depth d + 1
+
+    def follow(parent: str, level: int) -> list[str]:
+        """Follow-ups of a question at depth ``level + 1`` (the primer is level -1)."""
+        if level >= max_level:
+            return []
+        if layers:
+            if level + 1 >= len(layers):
+                return []
+            nxt = layers[level + 1]
+            return [nxt[(h(parent) + 3 * k) % len(nxt)] for k in range(n_follow)]
+        return [f"{parent} then part {k}" for k in range(n_follow)]
 
     def respond(req: dict[str, Any]) -> str:
         kind = request_kind(req)
@@ -116,12 +154,14 @@ def tree_responder(
                 {
                     "intermediate_answer": f"primer from {fold} [Data: Reports ({fold}, 9999)]",
                     "score": score("", 0),
-                    "follow_up_queries": [f"what about branch {fold} item {k} of topic{k}" for k in range(n_follow)],
+                    "follow_up_queries": follow(f"fold {fold}", -1)
+                    if layers
+                    else [f"what about branch {fold} item {k} of topic{k}" for k in range(n_follow)],
                 }
             )
         q = step_query(req)
-        level = q.count(" then ")
-        follows = [] if level >= max_level else [f"{q} then part {k}" for k in range(n_follow)]
+        level = layer_of.get(q, q.count(" then "))
+        follows = follow(q, level)
         return json.dumps(
             {
                 "response": f"answer to {q} [Data: Sources (1, 7)]",

@@ -96,11 +96,13 @@ class GraphBackend:
             self.deps, query, self.cfg.local, budget=breakdown.context, query_vector=np.asarray(vector)
         )
         shown: dict[str, set[str]] = {}
+        id_map: dict[str, dict[str, str]] = {}
         items = []
         for c in ctx.included:
             label = CITATION_LABELS.get(c.source, c.source)
             shown.setdefault(label, set()).add(str(c.rank))
+            id_map.setdefault(label, {})[str(c.rank)] = c.id
             items.append({"source": c.source, "id": c.id, "rank": c.rank, "tokens": c.tokens, "hop": c.hop})
         budget = breakdown.to_dict()
         budget["fixed"] = False
-        return StepContext(ctx.text, ctx.tokens, shown, items, budget)
+        return StepContext(ctx.text, ctx.tokens, shown, items, budget, id_map)

@@ -359,6 +359,11 @@ class DriftLoop:
         if res.status == "done" and res.parsed is not None and res.parsed.ok:
             shown = step.context.shown if step.context else {}
             text, cites = check_citations(res.parsed.answer, shown)
+            if step.context is not None and step.context.id_map:
+                ids = step.context.id_map
+                cites["cited"] = {
+                    lab: [ids[lab][x] for x in xs if x in ids.get(lab, {})] for lab, xs in cites["valid"].items()
+                }
             step.status, step.answer, step.score, step.citations = "done", text, res.parsed.score, cites
             step.follow_ups = list(res.parsed.follow_ups)  # raw texts until the queue accepts them
         else:

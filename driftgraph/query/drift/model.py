@@ -21,6 +21,7 @@ class StepContext:
     shown: dict[str, set[str]] = field(default_factory=dict)
     items: list[dict[str, Any]] = field(default_factory=list)
     budget: dict[str, Any] | None = None
+    id_map: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> short id -> node id
 
 
 @dataclass
