@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         data = cfg.to_dict()
         for kv in args.set:
             key, _, value = kv.partition("=")
-            data["local"][key.removeprefix("local.")] = json.loads(value) if value[:1] in "0123456789-[{tf" else value
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = value
+            data["local"][key.removeprefix("local.")] = parsed
         cfg = parse_config(data, "--set")
     questions = [json.loads(line) for line in (args.data / args.split).read_text().splitlines() if line.strip()]
     units = pq.read_table(args.data / "text_units.parquet", columns=["id", "text"]).to_pydict()
@@ -52,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         build_local_context(deps, questions[0]["question"], cfg.local, budget=1000, query_vector=vectors[0])  # warm
         table = {}
         for budget in args.budgets:
-            recalls, used, latency, trips, hops = [], [], [], [], {}
+            recalls, used, latency, trips, hops, routes = [], [], [], [], {}, {}
             for q, vec in zip(questions, vectors, strict=True):
                 ctx = build_local_context(deps, q["question"], cfg.local, budget=budget, query_vector=vec)
                 gold = q["gold_text_unit_ids"]
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
                 used.append(ctx.tokens)
                 latency.append(ctx.recorder.timings["retrieval_assembly_s"])
                 trips.append(ctx.recorder.round_trips)
+                shape = (ctx.recorder.route or {}).get("shape", "-")
+                routes[shape] = routes.get(shape, 0) + 1
                 for c in ctx.included:
                     if c.source == "chunk" and c.id in gold:
                         hops[c.hop] = hops.get(c.hop, 0) + 1
@@ -69,15 +75,16 @@ def main(argv: list[str] | None = None) -> int:
                 "p50_ms": round(1000 * statistics.median(latency), 1),
                 "max_round_trips": max(trips),
                 "gold_chunks_by_hop": hops,
+                "routes": routes,
             }
     if args.json:
         print(json.dumps(table, indent=2))
     else:
-        print(f"{'budget':>7} {'recall':>7} {'tokens':>7} {'p50 ms':>7} trips  gold chunks by hop")
+        print(f"{'budget':>7} {'recall':>7} {'tokens':>7} {'p50 ms':>7} trips  gold chunks by hop / routes")
         for b, r in table.items():
             print(
                 f"{b:>7} {r['recall']:>7.3f} {r['tokens_mean']:>7} {r['p50_ms']:>7} {r['max_round_trips']:>5}  "
-                f"{r['gold_chunks_by_hop']}"
+                f"{r['gold_chunks_by_hop']} / {r['routes']}"
             )
     return 0
 
