@@ -47,6 +47,7 @@ def query_drift(
         _print_tree(result.extra["steps"])
     elif on_token is not None:
         typer.echo("")
+        _removed_citations(result)
     else:
         typer.echo(result.answer)
     _summary(result)
@@ -94,6 +95,16 @@ def _print_tree(steps: list[dict[str, Any]]) -> None:
             walk(s["id"], indent + 1)
 
     walk(None, 0)
+
+
+def _removed_citations(result: Any) -> None:
+    """Streamed text cannot be corrected afterwards: say which cited ids were not shown to the model."""
+    invalid = ((result.trace.get("reduce") or {}).get("citations") or {}).get("invalid") or {}
+    if invalid:
+        from rich.console import Console
+
+        ids = "; ".join(f"{label} {', '.join(v)}" for label, v in invalid.items())
+        Console(stderr=True).print(f"[yellow]cited but never shown (removed from the stored answer): {ids}[/]")
 
 
 def _summary(result: Any) -> None:

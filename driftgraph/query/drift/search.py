@@ -62,6 +62,7 @@ def drift_search(
         raise DriftgraphError("the question is empty")
     seed = cfg.seed if seed is None else seed
     started = time.perf_counter()
+    trips = deps.store.round_trips
     backend = GraphBackend(deps, cfg)
     loop = DriftLoop(question, cfg, backend, deps.config.prompts, seed=seed, on_event=on_event, on_token=on_token)
     run = loop.run()
@@ -74,6 +75,7 @@ def drift_search(
     if extra_phases:
         cost["phases"].update(extra_phases)
     recorder = _recorder(run, seconds)
+    recorder.round_trips = deps.store.round_trips - trips
     context = tree_text(run, backend.count_tokens, cfg)
     retrieval_id = None
     if write and deps.config.trace.enabled:
@@ -126,9 +128,9 @@ def _recorder(run: DriftRun, seconds: float) -> TraceRecorder:
                     row["source"], row["id"], int(row.get("tokens") or 0), "included", rank=row.get("rank"), hop=step.id
                 )
             )
-    rec.budget = {"used": run.budget, "limits": run.limits}
     rec.timings["total"] = seconds
     rec.extra.update(
+        call_budget=run.budget,  # the run's budget; ``budget`` stays the local-search breakdown's key
         hyde=run.hyde,
         primer=run.primer,
         reduce=run.reduce,
