@@ -181,3 +181,13 @@ def test_primer_only_and_no_reduce(fake_llm):
     assert run.answer is None and run.reduce is None
     assert set(ledger.phases) == {"primer"}
     assert all(s.status == "uncovered" for s in run.steps[1:])
+
+
+def test_a_failing_call_fails_its_step_not_the_run(fake_llm):
+    fake_llm.responder = tree_responder()
+    fake_llm.fail_next = [400]  # the HyDE call is refused (not retryable)
+    run, ledger = run_loop(fake_llm, drift_cfg(max_depth=1, min_score_gain=0))
+    assert run.hyde["status"] == "failed" and "BadRequest" in run.hyde["error"]
+    assert run.steps[0].status == "done"  # the primer searched with the question itself
+    assert run.stop_reason == "max_depth" and run.answer
+    assert run.budget["llm_calls"] == ledger.total.llm_calls + 1  # the refused call still counted against the budget
