@@ -190,6 +190,7 @@ def test_off_topic_question_has_no_entry_entities_and_says_so(dulce, fake_llm):
     assert "No entity in the index is similar enough" in out["context"]["text"]
     assert not [i for i in out["trace"]["items"] if i["status"] == "included"]
     assert out["cost"]["llm_calls"] == 0 and not fake_llm.chat_requests()
+    assert "does not contain enough relevant information" in out["answer"]
 
 
 def test_excluded_entity_never_enters(dulce, fake_llm):

@@ -261,7 +261,7 @@ def local_search(
     answer: str | None = None
     if not context_only:
         if not ctx.included:
-            answer = "I could not find anything in the index that answers this question."
+            answer = render_prompt("no_data_answer", deps.config.prompts).strip()
             rec.notes.append("no context: the answer call was skipped")
         else:
             t0 = time.perf_counter()
@@ -296,7 +296,7 @@ def local_search(
             query=question,
             params=run_params,
             cost=cost,
-            stop_reason="context_only" if context_only else "answered",
+            stop_reason="context_only" if context_only else ("no_data" if not ctx.included else "answered"),
             context_tokens=ctx.tokens,
             parent_id=parent_id,
         )
