@@ -85,10 +85,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 
 def _register() -> None:
     """Command groups live in their own modules; importing them attaches them to ``app``."""
-    from driftgraph.cli import global_basic  # noqa: F401
-    from driftgraph.cli import graphrag, neo4j, query, trace  # noqa: F401
-    from driftgraph.cli import index  # noqa: F401
-    from driftgraph.cli import drift  # noqa: F401  (after query: attaches to query_app)
+    from driftgraph.cli import drift, global_basic, graphrag, index, neo4j, query, trace  # noqa: F401
 
 
 _register()
