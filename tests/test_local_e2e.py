@@ -232,6 +232,26 @@ def test_retrieval_is_two_round_trips(dulce, fake_llm):
         }
 
 
+def test_derived_budget_keeps_the_whole_call_inside_a_small_window(dulce, fake_llm):
+    from driftgraph.llm.tokenizer import count_tokens
+
+    fake_llm.responder = responder
+    cfg = make_config(
+        dulce,
+        llm={"base_url": fake_llm.base_url, "api_key": "test", "max_retries": 0, "model_context_window": 4096},
+        local={"answer_reserve": 500},
+    )
+    with open_engine(cfg) as eng:
+        out = eng.query_local(QUESTION).to_dict()
+    b = out["trace"]["budget"]
+    assert b["context"] == b["derived"] < b["cap"]  # the window, not the cap, limits this deployment
+    req = fake_llm.chat_requests()[0]
+    sent = sum(count_tokens(m["content"], "cl100k_base") for m in req["messages"])
+    assert req["max_tokens"] == 500
+    assert sent + req["max_tokens"] <= 4096
+    assert sent + req["max_tokens"] >= 4096 - 200  # and the budget was used, not wasted
+
+
 def test_index_without_reports_claims_or_chunks_still_answers(dulce, fake_llm):
     """Runs late: it deletes the module's reports, claims and chunks."""
     fake_llm.responder = responder

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 SOURCES = ("report", "entity", "relationship", "chunk", "claim")
 MESSAGE_OVERHEAD = 7  # chat-format tokens of a system + a user message
+NO_HISTORY = "(none)"
 
 
 class LocalSearchError(DriftgraphError):
@@ -109,7 +110,8 @@ def build_local_context(
     query = rw.query
 
     # 2. budget from the deployment
-    system = prompt("local_search", context_data="", history="")
+    # without history the answer prompt says "(none)" there; with history its tokens are the history term
+    system = prompt("local_search", context_data="", history="" if hist else NO_HISTORY)
     breakdown = derive_budget(
         window=window,
         answer_reserve=settings.answer_reserve,
@@ -266,7 +268,7 @@ def local_search(
         else:
             t0 = time.perf_counter()
             system = render_prompt(
-                "local_search", deps.config.prompts, context_data=ctx.text, history=ctx.history_text or "(none)"
+                "local_search", deps.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
             )
             res = deps.chat().complete(
                 [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}],
