@@ -191,6 +191,9 @@ def test_off_topic_question_has_no_entry_entities_and_says_so(dulce, fake_llm):
     assert not [i for i in out["trace"]["items"] if i["status"] == "included"]
     assert out["cost"]["llm_calls"] == 0 and not fake_llm.chat_requests()
     assert "does not contain enough relevant information" in out["answer"]
+    with open_engine(_cfg(dulce, fake_llm)) as eng:  # a budget too small for the note: still within it
+        tiny = build_local_context(eng.query_deps(), "Chocolate chip cookie recipe?", eng.config.local, budget=10)
+    assert tiny.tokens <= 10
 
 
 def test_excluded_entity_never_enters(dulce, fake_llm):

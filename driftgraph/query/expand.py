@@ -42,10 +42,9 @@ def expansion_params(
     }
 
 
-def run_expansion(store: Store, params: dict[str, Any]) -> dict[str, Any]:
-    """One round trip; an empty expansion (nothing kept) costs none."""
+def run_expansion(store: Store, params: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The expansion and the Bolt round trips it took: one, or none when nothing was kept."""
     if not params["entity_ids"] and not params["chunk_ids"] and not params["report_ids"]:
-        return {
-            k: [] for k in ("entities", "relationships", "reports", "claims", "seed_links", "entity_links", "chunks")
-        }
-    return store.read("query/local_expand", **params)[0]
+        empty = ("entities", "relationships", "reports", "claims", "seed_links", "entity_links", "chunks")
+        return {k: [] for k in empty}, 0
+    return store.read("query/local_expand", **params)[0], 1

@@ -127,7 +127,6 @@ def build_local_context(
     t0 = time.perf_counter()
     vector = query_vector if query_vector is not None else deps.embed([query], phase="embed")[0]
     t1 = time.perf_counter()
-    trips0 = deps.store.round_trips
     entry = run_entry(deps.store, settings, vector, query, exclude)
     thematic = thematic_wording(query)
     entry.strict = entry.off_topic and not thematic
@@ -167,8 +166,9 @@ def build_local_context(
         exclude,
         entry.excluded_ids,
     )
-    expansion = run_expansion(deps.store, params)
-    rec.round_trips = deps.store.round_trips - trips0
+    expansion, expand_trips = run_expansion(deps.store, params)
+    # counted here, not from the store's shared counter: DRIFT runs several of these at once
+    rec.round_trips = 1 + expand_trips
     t3 = time.perf_counter()
 
     # 5. rank, route, fill
@@ -186,6 +186,8 @@ def build_local_context(
     rec.route = chosen.to_dict()
     note = _note(entry, settings, ranked.candidates)
     note_tokens = count(note) if note else 0
+    if note_tokens > breakdown.context:
+        note, note_tokens = "", 0  # a budget too small even for the note stays empty
     headers = {s: count(render.header(s)) for s in SOURCES}
     result = fill(ranked.candidates, chosen.order, chosen.floors, max(0, breakdown.context - note_tokens), headers)
     text = note + render.render(result.included, chosen.order)
