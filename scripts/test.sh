@@ -36,6 +36,15 @@ fi
 [ $rc -ne 0 ] && exit $rc
 
 if [ -f jvm/client/pom.xml ] && [ $# -eq 0 ]; then
-  (cd jvm/client && mvn -q -B test -Ddriftgraph.root="$ROOT") || exit 1
+  # The JVM client's tests import operation-dulce and run a local search with the Python CLI, then read
+  # that retrieval back over Bolt with the same cypher/ files and compare (README: "Using the index from the JVM").
+  jvm_start=$SECONDS
+  rm -rf jvm/client/target/surefire-reports
+  (cd jvm/client && mvn -q -B test -Ddriftgraph.root="$ROOT" -Ddriftgraph.cli="$VENV/bin/driftgraph")
+  jvm_rc=$?
+  cat jvm/client/target/surefire-reports/*.txt 2>/dev/null | awk -v s=$((SECONDS - jvm_start)) '
+    /Tests run:/ { gsub(",", ""); run += $3; bad += $5 + $7; skip += $9 }
+    END { printf "jvm client tests took %d s\njvm: %d passed, %d failed, %d skipped\n", s, run - bad - skip, bad, skip }'
+  [ $jvm_rc -ne 0 ] && exit 1
 fi
 exit 0

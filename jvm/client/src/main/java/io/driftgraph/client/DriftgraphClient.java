@@ -39,9 +39,9 @@ public final class DriftgraphClient implements AutoCloseable {
     public static final Map<String, Set<String>> PARAMETERS = Map.of(
             RETRIEVAL, Set.of("id"),
             STEPS, Set.of("id"),
-            ENTRY, Set.of("vector", "entity_k", "fulltext", "fulltext_k", "chunk_k"),
-            EXPAND, Set.of("vector", "entity_ids", "seed_ids", "chunk_ids", "exclude_ids", "max_df", "per_entity",
-                    "rels_per_entity", "max_level"));
+            ENTRY, Set.of("vector", "entity_k", "fulltext", "fulltext_k", "chunk_k", "report_k"),
+            EXPAND, Set.of("vector", "entity_ids", "seed_ids", "chunk_ids", "report_ids", "exclude_ids",
+                    "exclude_titles", "max_df", "per_entity", "rels_per_entity", "max_level"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -136,17 +136,18 @@ public final class DriftgraphClient implements AutoCloseable {
     /**
      * The raw entry row of a local search for a query embedding: {@code entity_vector} ({@code entityK} hits
      * {@code {id, title, similarity}}), {@code entity_fulltext} (when {@code fulltext} is a non-empty Lucene
-     * query), {@code chunk_vector} ({@code chunkK} hits), {@code chunk_count} and {@code present} sources.
-     * Similarities are cosines in [-1, 1].
+     * query), {@code chunk_vector} ({@code chunkK} hits), {@code report_vector} ({@code reportK} community
+     * report hits), {@code chunk_count} and {@code present} sources. Similarities are cosines in [-1, 1].
      */
     public Map<String, Object> entry(List<? extends Number> vector, int entityK, String fulltext, int fulltextK,
-            int chunkK) {
+            int chunkK, int reportK) {
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("vector", doubles(vector));
         params.put("entity_k", (long) positive("entityK", entityK));
         params.put("fulltext", fulltext == null ? "" : fulltext);
         params.put("fulltext_k", (long) positive("fulltextK", fulltextK));
         params.put("chunk_k", (long) Math.max(0, chunkK));
+        params.put("report_k", (long) Math.max(0, reportK));
         List<Map<String, Object>> rows = read(ENTRY, params);
         return rows.isEmpty() ? Map.of() : rows.get(0);
     }
@@ -154,7 +155,7 @@ public final class DriftgraphClient implements AutoCloseable {
     /** The {@code k} entities nearest to {@code vector} (cosine in [-1, 1]), best first: id, title, similarity. */
     public List<Map<String, Object>> entitiesByVector(List<? extends Number> vector, int k) {
         List<Map<String, Object>> hits = new ArrayList<>();
-        for (Object o : asList(entry(vector, k, "", 1, 0).get("entity_vector"))) {
+        for (Object o : asList(entry(vector, k, "", 1, 0, 0).get("entity_vector"))) {
             hits.add(asMap(o));
         }
         hits.sort((a, b) -> {

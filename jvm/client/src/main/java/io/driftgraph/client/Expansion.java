@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -34,7 +35,7 @@ public record Expansion(List<Candidate> candidates) {
 
     /**
      * One candidate. {@code nTokens} is null for claims (the index stores no claim token count).
-     * Chunk signals add {@code vector_hit} (among the given chunk hits), {@code entity_ids} (entry entities that
+     * Report signals add {@code vector_hit} (among the given report hits); chunk signals add {@code vector_hit} (among the given chunk hits), {@code entity_ids} (entry entities that
      * mention it) and {@code seed_links} ({@code {entity, df, via}}: a rare entity it shares with a seed chunk).
      */
     public record Candidate(String source, String id, Long nTokens, Map<String, Object> signals,
@@ -56,41 +57,49 @@ public record Expansion(List<Candidate> candidates) {
      *
      * @param seedIds chunk ids whose rare entities seed the second hop (the top chunk vector hits)
      * @param chunkIds chunk vector hits that are candidates in their own right
-     * @param excludeIds entities never hopped through
+     * @param reportIds community report vector hits that are candidates in their own right
+     * @param excludeIds entities never hopped through nor related to (ids)
+     * @param excludeTitles the same by title (compared lower-case)
      * @param maxDf entities mentioned in more chunks than this are too common to hop through
      * @param perEntity chunks taken per entry entity (most similar to the query first)
      * @param relsPerEntity relationships per entry entity (in-network first)
      * @param maxLevel reports of communities up to this level
      */
-    public record Options(List<String> seedIds, List<String> chunkIds, List<String> excludeIds, int maxDf,
-            int perEntity, int relsPerEntity, int maxLevel) {
+    public record Options(List<String> seedIds, List<String> chunkIds, List<String> reportIds,
+            List<String> excludeIds, List<String> excludeTitles, int maxDf, int perEntity, int relsPerEntity,
+            int maxLevel) {
+        /** No seeds, hits or exclusions; limits as driftgraph's {@code local.*} defaults. */
         public static Options defaults() {
-            return new Options(List.of(), List.of(), List.of(), 25, 5, 10, 2);
+            return new Options(List.of(), List.of(), List.of(), List.of(), List.of(), 25, 25, 10, 2);
         }
 
-        public Options withSeeds(List<String> ids) {
-            return new Options(ids, chunkIds, excludeIds, maxDf, perEntity, relsPerEntity, maxLevel);
+        /** Entry hits: seed chunks for the second hop, chunk and report vector hits. */
+        public Options withHits(List<String> seedIds, List<String> chunkIds, List<String> reportIds) {
+            return new Options(List.copyOf(seedIds), List.copyOf(chunkIds), List.copyOf(reportIds), excludeIds,
+                    excludeTitles, maxDf, perEntity, relsPerEntity, maxLevel);
         }
 
-        public Options withChunkHits(List<String> ids) {
-            return new Options(seedIds, ids, excludeIds, maxDf, perEntity, relsPerEntity, maxLevel);
+        /** Entities never hopped through nor related to, by id and by title. */
+        public Options withExcluded(List<String> ids, List<String> titles) {
+            return new Options(seedIds, chunkIds, reportIds, List.copyOf(ids),
+                    titles.stream().map(t -> t.toLowerCase(Locale.ROOT)).toList(), maxDf, perEntity,
+                    relsPerEntity, maxLevel);
         }
 
-        public Options withExcluded(List<String> ids) {
-            return new Options(seedIds, chunkIds, ids, maxDf, perEntity, relsPerEntity, maxLevel);
-        }
-
+        /** {@code local.hop_max_chunks_per_entity, entity_chunks, relationships_per_entity, max_community_level}. */
         public Options withLimits(int maxDf, int perEntity, int relsPerEntity, int maxLevel) {
-            return new Options(seedIds, chunkIds, excludeIds, maxDf, perEntity, relsPerEntity, maxLevel);
+            return new Options(seedIds, chunkIds, reportIds, excludeIds, excludeTitles, maxDf, perEntity,
+                    relsPerEntity, maxLevel);
         }
 
-        /** From command-line flags ({@code --seed-ids a,b --chunk-ids --exclude-ids --max-df ...}). */
+        /** From command-line flags ({@code --seed-ids a,b --chunk-ids --report-ids --exclude-ids --max-df ...}). */
         static Options fromFlags(Map<String, String> flags) {
             Options d = defaults();
-            return new Options(ids(flags.get("seed-ids")), ids(flags.get("chunk-ids")),
-                    ids(flags.get("exclude-ids")), integer(flags, "max-df", d.maxDf),
-                    integer(flags, "per-entity", d.perEntity), integer(flags, "rels-per-entity", d.relsPerEntity),
-                    integer(flags, "max-level", d.maxLevel));
+            return d.withHits(ids(flags.get("seed-ids")), ids(flags.get("chunk-ids")), ids(flags.get("report-ids")))
+                    .withExcluded(ids(flags.get("exclude-ids")), ids(flags.get("exclude-titles")))
+                    .withLimits(integer(flags, "max-df", d.maxDf), integer(flags, "per-entity", d.perEntity),
+                            integer(flags, "rels-per-entity", d.relsPerEntity),
+                            integer(flags, "max-level", d.maxLevel));
         }
 
         /** The statement's parameters (the query vector and entity ids are added by the client). */
@@ -98,7 +107,9 @@ public record Expansion(List<Candidate> candidates) {
             Map<String, Object> p = new LinkedHashMap<>();
             p.put("seed_ids", seedIds);
             p.put("chunk_ids", chunkIds);
+            p.put("report_ids", reportIds);
             p.put("exclude_ids", excludeIds);
+            p.put("exclude_titles", excludeTitles);
             p.put("max_df", (long) maxDf);
             p.put("per_entity", (long) perEntity);
             p.put("rels_per_entity", (long) relsPerEntity);
@@ -141,7 +152,8 @@ public record Expansion(List<Candidate> candidates) {
             link.remove("title");
             seedLinks.computeIfAbsent(chunk, k -> new ArrayList<>()).add(link);
         }
-        Set<String> vectorHits = new LinkedHashSet<>(options.chunkIds());
+        Set<String> chunkHits = new LinkedHashSet<>(options.chunkIds());
+        Set<String> reportHits = new LinkedHashSet<>(options.reportIds());
         List<Candidate> out = new ArrayList<>();
         for (Map.Entry<String, String> list : SOURCES.entrySet()) {
             List<Candidate> part = new ArrayList<>();
@@ -160,8 +172,11 @@ public record Expansion(List<Candidate> candidates) {
                     }
                     (SIGNALS.contains(f.getKey()) ? signals : content).put(f.getKey(), f.getValue());
                 }
+                if (list.getValue().equals("report")) {
+                    signals.put("vector_hit", reportHits.contains(id));
+                }
                 if (list.getValue().equals("chunk")) {
-                    signals.put("vector_hit", vectorHits.contains(id));
+                    signals.put("vector_hit", chunkHits.contains(id));
                     signals.put("entity_ids", entityLinks.getOrDefault(id, List.of()));
                     signals.put("seed_links", seedLinks.getOrDefault(id, List.of()));
                 }

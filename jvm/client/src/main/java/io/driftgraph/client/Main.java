@@ -55,6 +55,11 @@ public final class Main {
             (a.command == null ? err : out).println(USAGE);
             return a.command == null ? 2 : 0;
         }
+        if (!List.of("retrieval", "entities", "expand").contains(a.command)) {
+            err.println("error: unknown command '" + a.command + "'");
+            err.println(USAGE);
+            return 2;
+        }
         try {
             CypherFiles cypher = a.flags.containsKey("root")
                     ? new CypherFiles(Path.of(a.flags.get("root")))

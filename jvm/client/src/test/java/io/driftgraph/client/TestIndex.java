@@ -29,6 +29,7 @@ final class TestIndex {
     final CypherFiles cypher;
     final DriftgraphClient client;
     final Map<String, Object> python;
+    private List<Double> questionVector;
 
     private TestIndex(Path root, CypherFiles cypher, DriftgraphClient client, Map<String, Object> python) {
         this.root = root;
@@ -144,6 +145,29 @@ final class TestIndex {
             fail(String.join(" ", command) + " exited " + p.exitValue() + ":\n"
                     + Files.readString(stderr, StandardCharsets.UTF_8));
         }
+    }
+
+    Map<String, Object> python() {
+        return python;
+    }
+
+    /** The embedding of the Python run's question by the Python side's configured embedder (what its search used). */
+    synchronized List<Double> questionVector() {
+        if (questionVector == null) {
+            String cli = driftgraphCommand(root);
+            Path python = Path.of(cli).resolveSibling("python");
+            Path script = root.resolve("jvm/client/src/test/resources/embed_question.py");
+            try {
+                Path work = Files.createTempDirectory("driftgraph-jvm-");
+                Path out = work.resolve("vector.json");
+                run(work, List.of(Files.isExecutable(python) ? python.toString() : "python3", script.toString(),
+                        String.valueOf(python().get("question"))), out);
+                questionVector = JSON.readerForListOf(Double.class).readValue(out.toFile());
+            } catch (IOException e) {
+                throw new AssertionError("cannot embed the question: " + e.getMessage(), e);
+            }
+        }
+        return questionVector;
     }
 
     /** {@code retrieval_id} of the Python run. */
