@@ -30,6 +30,7 @@ final class TestIndex {
     final DriftgraphClient client;
     final Map<String, Object> python;
     private List<Double> questionVector;
+    private Map<String, Object> drift;
 
     private TestIndex(Path root, CypherFiles cypher, DriftgraphClient client, Map<String, Object> python) {
         this.root = root;
@@ -154,13 +155,11 @@ final class TestIndex {
     /** The embedding of the Python run's question by the Python side's configured embedder (what its search used). */
     synchronized List<Double> questionVector() {
         if (questionVector == null) {
-            String cli = driftgraphCommand(root);
-            Path python = Path.of(cli).resolveSibling("python");
             Path script = root.resolve("jvm/client/src/test/resources/embed_question.py");
             try {
                 Path work = Files.createTempDirectory("driftgraph-jvm-");
                 Path out = work.resolve("vector.json");
-                run(work, List.of(Files.isExecutable(python) ? python.toString() : "python3", script.toString(),
+                run(work, List.of(pythonCommand(), script.toString(),
                         String.valueOf(python().get("question"))), out);
                 questionVector = JSON.readerForListOf(Double.class).readValue(out.toFile());
             } catch (IOException e) {
@@ -168,6 +167,39 @@ final class TestIndex {
             }
         }
         return questionVector;
+    }
+
+    /**
+     * A DRIFT search on the same index ({@code driftgraph query drift --json}) against the project's fake
+     * OpenAI-compatible server; {@code -Ddriftgraph.drift-trace=FILE} gives a ready output instead.
+     */
+    @SuppressWarnings("unchecked")
+    synchronized Map<String, Object> drift() {
+        if (drift == null) {
+            String given = System.getProperty("driftgraph.drift-trace");
+            try {
+                Path file;
+                if (given != null && !given.isBlank()) {
+                    file = Path.of(given);
+                } else {
+                    Path work = Files.createTempDirectory("driftgraph-jvm-");
+                    file = work.resolve("drift.json");
+                    Path script = root.resolve("jvm/client/src/test/resources/drift_run.py");
+                    run(work, List.of(pythonCommand(), script.toString(), root.toString(),
+                            String.valueOf(python.get("question"))), file);
+                }
+                drift = JSON.readValue(file.toFile(), Map.class);
+            } catch (IOException e) {
+                throw new AssertionError("cannot run or read the DRIFT search: " + e.getMessage(), e);
+            }
+        }
+        return drift;
+    }
+
+    /** The venv's python next to the driftgraph command, else python3. */
+    String pythonCommand() {
+        Path python = Path.of(driftgraphCommand(root)).resolveSibling("python");
+        return Files.isExecutable(python) ? python.toString() : "python3";
     }
 
     /** {@code retrieval_id} of the Python run. */
