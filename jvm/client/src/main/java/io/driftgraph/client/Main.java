@@ -12,26 +12,38 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code java -jar driftgraph-client.jar COMMAND ...}: read a driftgraph index from the JVM and print JSON.
  *
  * <pre>
- *   retrieval ID                                  a stored retrieval: included/dropped items, DRIFT steps
- *   expand --vector-file F ENTITY_ID...           local-search expansion candidates with n_tokens and signals
- *   entities --vector-file F [--k N]              entities nearest to an embedding
- * options: --root DIR (the checkout holding cypher/), --database NAME; Neo4j from NEO4J_URI,
- *          NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE. A vector file is a JSON array of numbers, or '-'.
+ *   retrieval ID                        a stored retrieval: included/dropped items, DRIFT steps
+ *   entities --vector-file F [--k N]    entities nearest to an embedding
+ *   expand --vector-file F ENTITY_ID... local-search expansion candidates with n_tokens and signals
  * </pre>
+ * See {@link #USAGE} for every option. Exit codes: 0 ok, 1 an error explained on one line, 2 bad usage.
  */
 public final class Main {
     static final String USAGE = String.join("\n",
             "usage: driftgraph-client [--root DIR] [--database NAME] COMMAND ...",
-            "  retrieval ID                            a stored retrieval as JSON (items, DRIFT steps)",
-            "  expand --vector-file F [opts] ENTITY_ID...  local-search expansion candidates as JSON",
-            "  entities --vector-file F [--k N]        entities nearest to an embedding as JSON",
+            "  retrieval ID                   a stored retrieval as JSON: included/dropped items, DRIFT steps",
+            "  entities --vector-file F [--k N]",
+            "                                 the N (10) entities nearest to an embedding",
+            "  expand --vector-file F [--seed-ids A,B] [--chunk-ids ..] [--report-ids ..] [--exclude-ids ..]",
+            "         [--exclude-titles ..] [--max-df 25] [--per-entity 25] [--rels-per-entity 10]",
+            "         [--max-level 2] ENTITY_ID...",
+            "                                 local-search expansion: candidates with n_tokens and signals",
+            "A vector file is a JSON array of numbers ('-' reads stdin), made by the index's embedder.",
             "Neo4j from NEO4J_URI, NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE; statements from",
             "--root, -Ddriftgraph.root or DRIFTGRAPH_ROOT (the checkout that holds cypher/).");
+
+    static final Set<String> GLOBAL_FLAGS = Set.of("root", "database", "help");
+    static final Map<String, Set<String>> COMMAND_FLAGS = Map.of(
+            "retrieval", Set.of(),
+            "entities", Set.of("vector-file", "k"),
+            "expand", Set.of("vector-file", "seed-ids", "chunk-ids", "report-ids", "exclude-ids", "exclude-titles",
+                    "max-df", "per-entity", "rels-per-entity", "max-level"));
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -51,16 +63,34 @@ public final class Main {
             err.println(USAGE);
             return 2;
         }
-        if (a.command == null || a.flags.containsKey("help")) {
-            (a.command == null ? err : out).println(USAGE);
-            return a.command == null ? 2 : 0;
+        if (a.flags.containsKey("help")) {
+            out.println(USAGE);
+            return 0;
         }
-        if (!List.of("retrieval", "entities", "expand").contains(a.command)) {
-            err.println("error: unknown command '" + a.command + "'");
+        if (a.command == null || !COMMAND_FLAGS.containsKey(a.command)) {
+            err.println(a.command == null ? "error: no command" : "error: unknown command '" + a.command + "'");
             err.println(USAGE);
             return 2;
         }
+        for (String flag : a.flags.keySet()) {
+            if (!GLOBAL_FLAGS.contains(flag) && !COMMAND_FLAGS.get(a.command).contains(flag)) {
+                err.println("error: " + a.command + " has no option --" + flag);
+                err.println(USAGE);
+                return 2;
+            }
+        }
         try {
+            // everything checkable without the database first: a typo never waits for a connection
+            String id = a.command.equals("retrieval") ? a.single("retrieval ID") : null;
+            List<Double> vector = a.command.equals("retrieval") ? null : vector(a);
+            int k = a.intFlag("k", 10);
+            Expansion.Options options = Expansion.Options.fromFlags(a.flags);
+            if (a.command.equals("expand") && a.positional.isEmpty()) {
+                throw new IllegalArgumentException("expand needs at least one entity id");
+            }
+            if (a.command.equals("entities") && !a.positional.isEmpty()) {
+                throw new IllegalArgumentException("entities takes no arguments, got " + a.positional);
+            }
             CypherFiles cypher = a.flags.containsKey("root")
                     ? new CypherFiles(Path.of(a.flags.get("root")))
                     : CypherFiles.fromEnvironment();
@@ -70,10 +100,9 @@ public final class Main {
             }
             try (DriftgraphClient client = DriftgraphClient.connect(Connection.fromMap(vars), cypher)) {
                 Object result = switch (a.command) {
-                    case "retrieval" -> client.retrieval(a.single("retrieval ID")).toMap();
-                    case "entities" -> client.entitiesByVector(vector(a), a.intFlag("k", 10));
-                    case "expand" -> expand(client, a);
-                    default -> throw new IllegalArgumentException("unknown command '" + a.command + "'");
+                    case "retrieval" -> client.retrieval(id).toMap();
+                    case "entities" -> client.entitiesByVector(vector, k);
+                    default -> client.expand(a.positional, vector, options).toMap();
                 };
                 out.println(JSON.writeValueAsString(result));
             }
@@ -88,21 +117,19 @@ public final class Main {
         }
     }
 
-    private static Object expand(DriftgraphClient client, Args a) throws IOException {
-        if (a.positional.isEmpty()) {
-            throw new IllegalArgumentException("expand needs at least one entity id");
-        }
-        return client.expand(a.positional, vector(a), Expansion.Options.fromFlags(a.flags)).toMap();
-    }
-
     static List<Double> vector(Args a) throws IOException {
         String file = a.flags.get("vector-file");
         if (file == null) {
             throw new IllegalArgumentException("--vector-file is required (a JSON array of numbers, or '-')");
         }
-        String text = "-".equals(file)
-                ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
-                : Files.readString(Path.of(file), StandardCharsets.UTF_8);
+        String text;
+        try {
+            text = "-".equals(file)
+                    ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8)
+                    : Files.readString(Path.of(file), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ClientException("cannot read the vector file " + file + ": " + e);
+        }
         try {
             Object parsed = new ObjectMapper().readValue(text, Object.class);
             if (parsed instanceof List<?> list && !list.isEmpty()

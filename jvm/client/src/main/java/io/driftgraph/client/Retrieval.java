@@ -65,14 +65,20 @@ public record Retrieval(
         return included.stream().mapToLong(i -> i.tokens() == null ? 0 : i.tokens()).sum();
     }
 
-    /** The retrieval as one JSON-ready map: {@code retrieval}, {@code included}, {@code dropped}, {@code steps}. */
+    /**
+     * The retrieval as one JSON-ready map: {@code retrieval} (properties), {@code included}, {@code dropped},
+     * {@code steps}, then the full {@code trace} the Python side stored (entry verdicts, budget, route).
+     */
     public Map<String, Object> toMap() {
+        Map<String, Object> props = new LinkedHashMap<>(properties);
+        Object trace = props.remove("trace");
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("retrieval_id", id);
-        out.put("retrieval", properties);
+        out.put("retrieval", props);
         out.put("included", included.stream().map(Item::toMap).toList());
         out.put("dropped", dropped.stream().map(Item::toMap).toList());
         out.put("steps", steps);
+        out.put("trace", trace);
         return out;
     }
 

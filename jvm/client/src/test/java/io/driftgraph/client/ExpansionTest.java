@@ -159,23 +159,6 @@ class ExpansionTest {
         assertEquals(3, hits.size());
     }
 
-    @Test
-    void commandLineRejectsBadInputWithAReason(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        Path bad = dir.resolve("bad.json");
-        Files.writeString(bad, "{\"not\": \"a vector\"}");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(new String[] {"entities", "--vector-file", bad.toString()},
-                new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8),
-                System.getenv());
-        assertEquals(1, code);
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("array of numbers"), err.toString());
-        assertEquals(2, Main.run(new String[] {"expand", "--vector-file", bad.toString()},
-                new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream()),
-                System.getenv()));
-        assertEquals(2, Main.run(new String[] {"frobnicate"}, new PrintStream(new ByteArrayOutputStream()),
-                new PrintStream(new ByteArrayOutputStream()), System.getenv()));
-    }
-
     @SuppressWarnings("unchecked")
     private static Map<String, Object> runMain(String[] args) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
