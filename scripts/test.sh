@@ -45,6 +45,6 @@ if [ -f jvm/client/pom.xml ] && [ $# -eq 0 ]; then
   cat jvm/client/target/surefire-reports/*.txt 2>/dev/null | awk -v s=$((SECONDS - jvm_start)) '
     /Tests run:/ { gsub(",", ""); run += $3; bad += $5 + $7; skip += $9 }
     END { printf "jvm client tests took %d s\njvm: %d passed, %d failed, %d skipped\n", s, run - bad - skip, bad, skip }'
-  [ $jvm_rc -ne 0 ] && exit 1
+  if [ $jvm_rc -ne 0 ]; then exit 1; fi
 fi
 exit 0
