@@ -19,7 +19,8 @@ class CypherFilesTest {
         CypherFiles cypher = CypherFiles.fromEnvironment();
         for (Map.Entry<String, Set<String>> e : DriftgraphClient.PARAMETERS.entrySet()) {
             assertEquals(e.getValue(), cypher.parameters(e.getKey()),
-                    "cypher/" + e.getKey() + ".cypher: its $parameters differ from what the JVM client passes");
+                    "cypher/" + e.getKey() + ".cypher: its $parameters differ from what the JVM client passes; "
+                            + "update jvm/client (DriftgraphClient.PARAMETERS and the call that runs it) with the file");
         }
     }
 
