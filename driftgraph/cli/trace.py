@@ -109,7 +109,7 @@ def _render(data: dict[str, Any]) -> None:
             str(i["id"])[:24],
             str(i["tokens"]),
             i["status"],
-            i.get("hop") or "",
+            (i.get("hop") or "") + (f" via {i['via']}" if i.get("via") else ""),
             i.get("reason") or "",
         )
     out.print(t)

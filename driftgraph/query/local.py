@@ -200,7 +200,8 @@ def build_local_context(
     t4 = time.perf_counter()
 
     for c in result.included:
-        rec.add_item(TraceItem(c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4)))
+        via = (c.payload or {}).get("via")
+        rec.add_item(TraceItem(c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), via))
     for c, reason in [*ranked.dropped, *result.dropped]:
         rec.add_item(TraceItem(c.source, c.id, c.tokens, "dropped", reason, c.rank or None, c.hop, round(c.score, 4)))
     if note:

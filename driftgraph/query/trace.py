@@ -71,6 +71,7 @@ class TraceItem:
     rank: int | None = None
     hop: str | None = None
     score: float | None = None
+    via: str | None = None  # e.g. the rare entity a second-hop chunk shares with a seed chunk
 
 
 @dataclass
