@@ -92,11 +92,24 @@ public final class DriftgraphClient implements AutoCloseable {
 
     /** Runs a named statement in a read transaction; rows as plain maps. */
     public List<Map<String, Object>> read(String name, Map<String, Object> params) {
-        String text = cypher.load(name);
+        return readAll(List.of(name), params).get(0);
+    }
+
+    /** Several named statements with the same parameters in ONE read transaction (a consistent view). */
+    List<List<Map<String, Object>>> readAll(List<String> names, Map<String, Object> params) {
+        List<String> texts = names.stream().map(cypher::load).toList();
+        String[] current = {names.get(0)};
         try (var session = driver.session(SessionConfig.forDatabase(database))) {
-            return session.executeRead(tx -> tx.run(text, params).list(Plain::record));
+            return session.executeRead(tx -> {
+                List<List<Map<String, Object>>> out = new ArrayList<>();
+                for (int i = 0; i < texts.size(); i++) {
+                    current[0] = names.get(i);
+                    out.add(tx.run(texts.get(i), params).list(Plain::record));
+                }
+                return out;
+            });
         } catch (RuntimeException e) {
-            throw explain(e, connection, name);
+            throw explain(e, connection, current[0]);
         }
     }
 
@@ -105,7 +118,8 @@ public final class DriftgraphClient implements AutoCloseable {
      * decoded), the items it included and dropped, and its DRIFT steps (empty for other modes).
      */
     public Retrieval retrieval(String id) {
-        List<Map<String, Object>> rows = read(RETRIEVAL, Map.of("id", id));
+        List<List<Map<String, Object>>> results = readAll(List.of(RETRIEVAL, STEPS), Map.of("id", id));
+        List<Map<String, Object>> rows = results.get(0);
         if (rows.isEmpty()) {
             throw new ClientException("no retrieval with id '" + id + "'");
         }
@@ -123,7 +137,7 @@ public final class DriftgraphClient implements AutoCloseable {
             ("INCLUDED".equals(item.edge()) ? included : dropped).add(item);
         }
         List<Map<String, Object>> steps = new ArrayList<>();
-        for (Map<String, Object> s : read(STEPS, Map.of("id", id))) {
+        for (Map<String, Object> s : results.get(1)) {
             Map<String, Object> step = new LinkedHashMap<>(asMap(s.get("step")));
             step.remove("labels");
             step.put("parent", s.get("parent"));
