@@ -1,0 +1,1 @@
+"""driftgraph's side of the bench: scripts run in the project's virtualenv against a Neo4j (``--uri``)."""

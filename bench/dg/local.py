@@ -1,0 +1,88 @@
+"""driftgraph local search, context only, on a database that holds the imported index.
+
+python -m bench.dg.local --uri bolt://... --budgets 2000,4000 --reps 3 --speed-budget 8000 --out X.json
+
+Quality uses ``Engine.query_local(question, context_only=True, budget=B)`` (what the CLI's
+``--context-only --budget B`` runs) and scores the context text. Latency times retrieval + assembly only:
+``build_local_context`` with the question's vector handed in, so embedding is excluded (and timed apart
+by the speed part); the trace write of ``query_local`` is timed apart too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from bench import data, metrics
+from bench.dg import common
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--uri", required=True)
+    ap.add_argument("--root", type=Path, default=data.MUSIQUE)
+    ap.add_argument("--questions", type=Path, default=None)
+    ap.add_argument("--budgets", default="2000,4000,8000,12000")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--speed-budget", type=int, default=8000)
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+
+    from driftgraph.query.local import build_local_context
+
+    rss0 = metrics.current_rss_mb()
+    eng = common.engine(a.uri)
+    eng.check_schema()
+    deps = eng.query_deps()
+    units = data.text_units(a.root)
+    qs = data.questions(a.questions) if a.questions else data.questions()
+    budgets = [int(b) for b in a.budgets.split(",") if b]
+    qvec = dict(zip([q.id for q in qs], eng.embed([q.question for q in qs]), strict=True))
+
+    def assemble(q, budget: int) -> tuple[str, int, float]:
+        t = time.perf_counter()
+        ctx = build_local_context(deps.fresh(), q.question, eng.config.local, budget=budget, query_vector=qvec[q.id])
+        return ctx.text, ctx.tokens, (time.perf_counter() - t) * 1000
+
+    assemble(qs[0], budgets[0] if budgets else a.speed_budget)  # warm-up: driver, pools, plan cache
+    quality: dict[str, list] = {}
+    for b in budgets:
+        rows = []
+        for q in qs:
+            t = time.perf_counter()
+            res = eng.query_local(q.question, context_only=True, budget=b)
+            ms_api = (time.perf_counter() - t) * 1000
+            ctx = res.context.text
+            _, _, ms = assemble(q, b)
+            rows.append(
+                {
+                    "id": q.id,
+                    "hops": q.hops,
+                    "recall": metrics.evidence_recall(ctx, [units.get(g, "") for g in q.gold]),
+                    "tokens": res.context.tokens,
+                    "ms": ms,
+                    "ms_api": ms_api,
+                    "route": (res.trace.get("route") or {}).get("shape") if isinstance(res.trace, dict) else None,
+                }
+            )
+        quality[str(b)] = rows
+    speed = [[assemble(q, a.speed_budget)[2] for q in qs] for _ in range(a.reps)]
+    out = {
+        "system": "driftgraph-local",
+        "rss_before_mb": rss0,
+        "rss_after_mb": metrics.current_rss_mb(),
+        "peak_rss_mb": metrics.peak_rss_mb(),
+        "speed_budget": a.speed_budget,
+        "quality": quality,
+        "speed_ms": speed,
+        "embedding_misses": eng.embedder.misses,
+    }
+    eng.close()
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
