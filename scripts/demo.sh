@@ -13,9 +13,10 @@ if [ ! -x "$VENV/bin/driftgraph" ] || [ pyproject.toml -nt "$VENV/.installed" ];
 fi
 export PATH="$VENV/bin:$PATH"
 export NEO4J_PASSWORD=${NEO4J_PASSWORD:-driftgraph}
-export NEO4J_URI=${NEO4J_URI:-bolt://127.0.0.1:7687}
-
-driftgraph neo4j start
+if [ -z "${NEO4J_URI:-}" ]; then   # no Neo4j of yours: start the embedded one (Bolt on 127.0.0.1:7687)
+  export NEO4J_URI=bolt://127.0.0.1:7687
+  driftgraph neo4j start
+fi
 driftgraph doctor
 
 # The index: built from examples/docs/ when an LLM endpoint is configured, else the committed sample index
@@ -25,3 +26,14 @@ if [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
 else
   driftgraph import-graphrag examples/sample-index --reset
 fi
+
+QUESTION="Who recovered the turbines after the Winter Storm of 2019, and what did the council change afterwards?"
+if [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
+  driftgraph query local "$QUESTION"
+else
+  # No LLM here: show what local search retrieved for the question (the context an LLM would answer from).
+  driftgraph query local "$QUESTION" --context-only
+fi
+echo
+echo "Every retrieval is stored in Neo4j: 'driftgraph trace list', then 'driftgraph trace show ID' or"
+echo "'driftgraph trace cypher ID' for the Cypher that draws it in Neo4j Browser. Stop Neo4j: driftgraph neo4j stop"

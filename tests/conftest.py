@@ -13,7 +13,7 @@ from tests.support.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
-NEO4J_FIXTURES = {"neo4j_config", "neo4j_cfg", "store"}
+NEO4J_FIXTURES = {"neo4j_config", "neo4j_cfg", "store", "dulce"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -98,11 +98,32 @@ def fake_llm() -> Iterator[FakeOpenAI]:
         server.stop()
 
 
-@pytest.fixture
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        message = f"shared data not found at {SHARED_DATA}"
+def _require_shared(path: Path) -> Path:
+    """Shared data is there on every dev machine and in CI: missing there is a failure, elsewhere a skip."""
+    if not path.is_dir():
+        message = f"shared data not found at {path}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    return SHARED_DATA
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    return _require_shared(SHARED_DATA)
+
+
+@pytest.fixture(scope="module")
+def dulce(neo4j_config: dict) -> dict:
+    """operation-dulce imported once per test module, with embeddings; yields the Neo4j settings."""
+    from driftgraph.api import open_engine
+    from driftgraph.store.db import Store
+
+    path = _require_shared(SHARED_DATA / "operation-dulce")
+    cfg = make_config(neo4j_config)
+    with Store(cfg.neo4j) as store:
+        store.run_auto("admin/reset")
+        store.run_script("admin/drop_schema")
+    with open_engine(cfg) as eng:
+        eng.import_graphrag(path, reset=True, embed=True)
+    return neo4j_config

@@ -10,42 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from driftgraph.api import open_engine
 from driftgraph.query.drift.queue import normalise
 from driftgraph.query.drift.stop import STOP_REASONS
-from driftgraph.store.db import Store
-from tests.conftest import SHARED_DATA, make_config
+from tests.conftest import make_config
+from tests.support.cypher import q as _q
 from tests.support.drift_fakes import DULCE_LAYERS, h, step_query, tree_responder
 
 QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
 
 
-@pytest.fixture(scope="module")
-def dulce(neo4j_config: dict) -> dict:
-    """operation-dulce imported once for this module, with embeddings (reports, entities, chunks)."""
-    path = SHARED_DATA / "operation-dulce"
-    if not path.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared data not found at {path}")
-        pytest.skip(f"shared data not found at {path}")
-    cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
-    with open_engine(cfg) as eng:
-        eng.import_graphrag(path, reset=True, embed=True)
-    return neo4j_config
-
-
 def _cfg(neo4j: dict, fake: Any, **drift: Any) -> Any:
     return make_config(neo4j, llm={"base_url": fake.base_url, "api_key": "test", "max_retries": 0}, drift=drift)
-
-
-def _q(store: Store, text: str, **params: Any) -> list[dict]:
-    with store._driver.session(database=store.cfg.database) as s:
-        return [r.data() for r in s.run(text, params)]
 
 
 def _seq(out: dict) -> list[tuple]:

@@ -14,35 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from driftgraph.api import open_engine
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.trace import read_trace
-from driftgraph.store.db import Store
-from tests.conftest import SHARED_DATA, make_config
+from tests.conftest import make_config
 from tests.support.global_fake import map_reply, responder, schema_name
 
 QUESTION = "What happened in the mainframe room?"
 BROAD = "What is the role of the Paranormal Military Squad at Dulce base?"
 ENC = "cl100k_base"
-
-
-@pytest.fixture(scope="module")
-def dulce(neo4j_config: dict) -> dict:
-    """operation-dulce imported once for this module (with embeddings: basic search needs chunk vectors)."""
-    path = SHARED_DATA / "operation-dulce"
-    if not path.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared data not found at {path}")
-        pytest.skip(f"shared data not found at {path}")
-    cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
-    with open_engine(cfg) as eng:
-        eng.import_graphrag(path, reset=True, embed=True)
-    return neo4j_config
 
 
 def _cfg(neo4j: dict, fake: Any, **sections: dict) -> Any:

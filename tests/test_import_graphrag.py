@@ -17,13 +17,9 @@ from driftgraph.api import open_engine
 from driftgraph.importers.graphrag import GraphragFormatError
 from driftgraph.store.schema import describe_indexes
 from tests.support import graphrag_fixture as fx
+from tests.support.cypher import q as _q
 
 DULCE_COUNTS = {"Document": 1, "Chunk": 5, "__Entity__": 39, "__Community__": 10, "Claim": 41}
-
-
-def _q(store, text: str, **params) -> list[dict]:
-    with store._driver.session(database=store.cfg.database) as s:
-        return [r.data() for r in s.run(text, params)]
 
 
 def _import(cfg, path: Path, **kw) -> dict:

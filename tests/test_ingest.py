@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from driftgraph.store import ingest
+from tests.support.cypher import q as _q
 
 
 def _graph(store, batch_size: int = 2) -> None:
@@ -52,11 +53,6 @@ def _graph(store, batch_size: int = 2) -> None:
     assert ingest.write_community_reports(store, reports, batch_size, tokens=len) == 1
     claims = [{"id": "cl1", "subject": "ALPHA", "subject_entity_id": "e1", "text_unit_id": "c2", "type": "T"}]
     assert ingest.write_claims(store, claims, batch_size) == 1
-
-
-def _q(store, text: str) -> list[dict]:
-    with store._driver.session(database=store.cfg.database) as s:
-        return [r.data() for r in s.run(text)]
 
 
 def test_writers_make_the_graph_model_and_are_idempotent(store):

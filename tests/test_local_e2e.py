@@ -16,27 +16,11 @@ import yaml
 from driftgraph.api import open_engine
 from driftgraph.query.local import build_local_context
 from driftgraph.store.db import Store
-from tests.conftest import SHARED_DATA, make_config
+from tests.conftest import make_config
+from tests.support.cypher import q as _q
 
 QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
 ANSWER = "Operation: Dulce is a mission [Data: Sources (1); Entities (1, 99); Reports (77)]."
-
-
-@pytest.fixture(scope="module")
-def dulce(neo4j_config: dict) -> dict:
-    """operation-dulce imported once for this module, with embeddings."""
-    path = SHARED_DATA / "operation-dulce"
-    if not path.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared data not found at {path}")
-        pytest.skip(f"shared data not found at {path}")
-    cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
-    with open_engine(cfg) as eng:
-        eng.import_graphrag(path, reset=True, embed=True)
-    return neo4j_config
 
 
 def responder(req: dict[str, Any]) -> str:
@@ -68,11 +52,6 @@ def _cli(tmp_path: Path, neo4j: dict, fake: Any, *args: str, llm: dict | None = 
         text=True,
         timeout=180,
     )
-
-
-def _q(store: Store, text: str, **params: Any) -> list[dict]:
-    with store._driver.session(database=store.cfg.database) as s:
-        return [r.data() for r in s.run(text, params)]
 
 
 def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tmp_path):
