@@ -201,6 +201,12 @@ def test_bad_chunks_are_listed_not_fatal_and_429_is_retried(cfg, fake_llm, corpu
     assert s["failures"]["count"] == 1 and s["entities"] > 10 and s["reports"] == s["communities"]
     repairs = [r for r in fake_llm.chat_requests() if any("could not be used" in m["content"] for m in r["messages"])]
     assert len(repairs) == 1
+    # The failed answers are not cached: once the model behaves, a re-run extracts that chunk (and only it).
+    fake_llm.responder = responder
+    with Engine(cfg) as eng:
+        again = eng.index(corpus)
+    assert again["failures"]["count"] == 0
+    assert again["llm_calls"] >= 1 and again["redone"]["chunks_extracted"] == 1
 
 
 def test_bad_input_is_a_clear_error(cfg, tmp_path):

@@ -51,6 +51,8 @@ def ask_json(
         try:
             return Answer(parse(second.text), second.text, fresh)
         except ParseError as err2:
+            chat.evict(first)  # a failed chunk is retried by the next run, not replayed from the cache
+            chat.evict(second)
             raise CallFailed(f"unusable answer after one repair retry: {err2}") from None
 
 

@@ -46,6 +46,9 @@ class CallCache:
                 self.hits += 1
         return value
 
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
     def put(self, key: str, value: Any) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)

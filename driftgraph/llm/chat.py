@@ -22,6 +22,7 @@ class ChatResult:
     prompt_tokens: int
     completion_tokens: int
     cached: bool = False
+    cache_key: str | None = None
 
 
 class ChatClient:
@@ -59,7 +60,7 @@ class ChatClient:
             hit = self._cache.get(key)
             if hit is not None:
                 self.ledger.record(phase, cache_hits=1)
-                return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+                return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
         if on_token is not None:
             result = with_retries(lambda: self._stream(params, on_token), self._cfg)
         else:
@@ -76,7 +77,13 @@ class ChatClient:
                     "completion_tokens": result.completion_tokens,
                 },
             )
+            result = ChatResult(result.text, result.prompt_tokens, result.completion_tokens, False, key)
         return result
+
+    def evict(self, result: ChatResult) -> None:
+        """Forget a cached answer the caller could not use, so a re-run asks again instead of replaying it."""
+        if self._cache is not None and result.cache_key is not None:
+            self._cache.delete(result.cache_key)
 
     def _once(self, params: dict[str, Any]) -> ChatResult:
         resp = self._client.chat.completions.create(**params)
