@@ -116,6 +116,7 @@ class Engine:
         """Global search over community reports (map in batches, reduce); ``level``/``dynamic`` override config."""
         from driftgraph.query.global_ import global_search
 
+        self.check_schema()
         return global_search(
             self.query_deps(),
             question,

