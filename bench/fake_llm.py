@@ -1,106 +1,112 @@
-"""One deterministic responder for the fake OpenAI-compatible server, shared by driftgraph and GraphRAG runs.
+"""The fake model's replies for both systems, so driftgraph and GraphRAG 3.2.0 face the same behaviour.
 
-Answers depend only on the request's messages (seeded by their sha256), so two runs of the same system
-get the same replies, and both systems get replies of the same shape: JSON that fills whatever schema a
-``json_schema`` request names, GraphRAG's JSON shapes (``response``/``score``/``follow_up_queries``,
-``points``) when the prompt asks for JSON, and plain text otherwise. Follow-up questions are built from
-capitalised words of the prompt, so some repeat and deduplication has something to do.
+Both run against ``tests/support/fake_openai.py`` on 127.0.0.1. Global search uses the tests' global
+responder as is (it already answers GraphRAG's rating and map prompts). DRIFT uses the tests' tree
+responder (``tests/support/drift_fakes.py``: follow-ups drawn from fixed layers of distinct Dulce
+questions, the score a function of depth); GraphRAG's DRIFT requests are translated into the shape that
+responder knows (HyDE, primer fold, step with its follow-up question, reduce), so a GraphRAG step about
+question Q gets exactly the reply a driftgraph step about Q gets.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
-import re
+from collections.abc import Callable
 from typing import Any
 
-_WORD = re.compile(r"\b[A-Z][a-z]{3,}\b")
+Responder = Callable[[dict[str, Any]], str]
 
 
-def _text(request: dict[str, Any]) -> str:
-    parts = []
-    for m in request.get("messages", []):
-        c = m.get("content")
-        if isinstance(c, list):
-            c = " ".join(p.get("text", "") for p in c if isinstance(p, dict))
-        parts.append(c or "")
-    return "\n".join(parts)
+def _content(m: dict[str, Any]) -> str:
+    c = m.get("content")
+    if isinstance(c, list):
+        return " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+    return c or ""
 
 
-def _rng(text: str) -> random.Random:
-    return random.Random(int(hashlib.sha256(text.encode()).hexdigest()[:16], 16))
-
-
-def _topics(text: str) -> list[str]:
-    words = sorted(set(_WORD.findall(text)))
-    return words or ["Topic"]
-
-
-def _follow_ups(rng: random.Random, topics: list[str], n: int) -> list[str]:
-    return [f"What is the connection between {rng.choice(topics)} and {rng.choice(topics)}?" for _ in range(n)]
-
-
-def _sentence(rng: random.Random, topics: list[str]) -> str:
-    return f"{rng.choice(topics)} is related to {rng.choice(topics)} [Data: Reports (1); Sources (1)]."
-
-
-def _fill(schema: dict[str, Any], name: str, rng: random.Random, topics: list[str]) -> Any:
-    kind = schema.get("type", "string")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    if "enum" in schema:
-        return schema["enum"][0]
-    if kind == "object":
-        props = schema.get("properties", {})
-        return {k: _fill(v, k, rng, topics) for k, v in props.items()}
-    if kind == "array":
-        item = schema.get("items", {"type": "string"})
-        if item.get("type", "string") == "string":
-            n = 5 if ("follow" in name or "quer" in name) else 3
-            return _follow_ups(rng, topics, n) if n == 5 else [_sentence(rng, topics) for _ in range(n)]
-        return [_fill(item, name, rng, topics) for _ in range(3)]
-    if kind in ("integer", "number"):
-        lo, hi = schema.get("minimum", 0), schema.get("maximum", 100)
-        if hi <= 1:
-            return round(rng.uniform(0.2, 0.8), 2)
-        return rng.randint(int(lo + (hi - lo) * 0.2), int(lo + (hi - lo) * 0.8))
-    if kind == "boolean":
-        return False
-    return _sentence(rng, topics)
-
-
-def responder(request: dict[str, Any]) -> str:
-    text = _text(request)
-    rng = _rng(text)
-    topics = _topics(text)
+def graphrag_drift_kind(request: dict[str, Any]) -> str | None:
+    """GraphRAG 3.2.0's DRIFT request kinds (``None`` when the request is not GraphRAG-shaped)."""
+    msgs = request.get("messages") or []
+    text = "\n".join(_content(m) for m in msgs)
     fmt = request.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        return json.dumps(_fill(fmt["json_schema"]["schema"], "", rng, topics))
-    if fmt.get("type") == "json_object" or "JSON" in text or "json" in text:
-        return json.dumps(
-            {
-                "response": _sentence(rng, topics),
-                "score": rng.randint(20, 80),
-                "follow_up_queries": _follow_ups(rng, topics, 5),
-                "points": [{"description": _sentence(rng, topics), "score": rng.randint(1, 100)} for _ in range(3)],
+    if "Create a hypothetical answer to the following query" in text:
+        return "hyde"
+    if fmt.get("type") == "json_schema" and "intermediate_answer" in json.dumps(fmt):
+        return "primer"
+    system = "\n".join(_content(m) for m in msgs if m.get("role") == "system")
+    if fmt.get("type") == "json_object" or "---Data tables---" in system:
+        return "step"  # DRIFT's local step (its JSON request flag does not reach the wire in 3.2.0)
+    if "---Data Reports---" in system:
+        return "reduce"
+    return None
+
+
+def drift_responder(tree: Responder) -> Responder:
+    """``tree`` (a ``tree_responder``) for driftgraph requests; GraphRAG requests are translated for it."""
+
+    def respond(request: dict[str, Any]) -> str:
+        kind = graphrag_drift_kind(request)
+        if kind is None:
+            return tree(request)
+        msgs = request.get("messages") or []
+        if kind == "hyde":
+            return tree({"messages": [{"role": "user", "content": "hypothetical report"}]})
+        if kind == "reduce":
+            return tree({"messages": [{"role": "user", "content": "reduce"}]})
+        if kind == "primer":
+            fold = hashlib.sha256("\n".join(_content(m) for m in msgs).encode()).hexdigest()[:6]
+            fake = {
+                "response_format": {"type": "json_schema", "json_schema": {"name": "drift_primer"}},
+                "messages": [{"role": "user", "content": f"Report g{fold}: primer fold"}],
             }
-        )
-    return " ".join(_sentence(rng, topics) for _ in range(3))
+            return tree(fake)
+        users = [_content(m) for m in msgs if m.get("role") == "user"]
+        question = users[-1].strip() if users else ""
+        fake = {
+            "response_format": {"type": "json_schema", "json_schema": {"name": "drift_step"}},
+            "messages": [{"role": "system", "content": f"Follow-up question of this step: {question}"}],
+        }
+        return tree(fake)
+
+    return respond
 
 
 def prompt_tokens(request: dict[str, Any]) -> int:
-    """cl100k tokens of every message's content: the same count for both systems."""
+    """cl100k tokens of every message's content: one count for both systems."""
     from driftgraph.llm.tokenizer import count_tokens
 
-    return count_tokens(_text(request), "cl100k_base")
+    return sum(count_tokens(_content(m), "cl100k_base") for m in request.get("messages") or [])
 
 
-def summarize(requests: list[dict[str, Any]]) -> dict[str, int]:
+def chat_cost(requests: list[dict[str, Any]]) -> dict[str, int]:
     chats = [r for r in requests if r["_path"].endswith("/chat/completions")]
-    embeds = [r for r in requests if r["_path"].endswith("/embeddings")]
+    return {"chat_calls": len(chats), "prompt_tokens": sum(prompt_tokens(r) for r in chats)}
+
+
+def drift_scenarios() -> dict[str, Responder]:
+    """The model behaviours DRIFT is measured under (both systems, same replies).
+
+    * ``worst``: follow-ups from 3 layers of 10 distinct Dulce questions, the score rises with depth (never
+      sufficient, never a plateau): driftgraph runs until its budget or depth limit;
+    * ``flat``: the same pool, every answer scores 50 (driftgraph's plateau rule stops after one epoch);
+    * ``unbounded``: every answer proposes 3 new follow-ups ("<parent> then part k"), score rising:
+      GraphRAG's worst case (BASELINE.md's 67 calls); driftgraph's semantic dedup sees near-twins.
+    """
+    from tests.support.drift_fakes import DULCE_LAYERS, tree_responder
+
+    rising = lambda q, d: min(85, 40 + 10 * d)  # noqa: E731
     return {
-        "chat_calls": len(chats),
-        "prompt_tokens": sum(prompt_tokens(r) for r in chats),
-        "embedding_calls": len(embeds),
+        "worst": drift_responder(tree_responder(score=rising, layers=DULCE_LAYERS)),
+        "flat": drift_responder(tree_responder(score=lambda q, d: 50, layers=DULCE_LAYERS)),
+        "unbounded": drift_responder(tree_responder(score=rising)),
     }
+
+
+DULCE_QUESTIONS = [
+    "What are the main themes of the story?",
+    "What is the role of the Paranormal Military Squad at Dulce base?",
+    "What happened in the mainframe room?",
+    "How do the agents communicate with the alien intelligence?",
+    "Who leads the team and how are decisions made?",
+]
