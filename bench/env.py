@@ -52,18 +52,21 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_module(interpreter: str | Path, module: str, args: list[str], out: Path, log=print) -> dict:
+def run_module(
+    interpreter: str | Path, module: str, args: list[str], out: Path, log=print, timeout: float | None = None
+) -> dict:
     """Run ``python -m module args --out out`` and return the JSON it wrote."""
     cmd = [str(interpreter), "-m", module, *args, "--out", str(out)]
     log("  $ " + " ".join(cmd[1:]))
-    subprocess.run(cmd, check=True, cwd=ROOT, env=child_env())
+    out.unlink(missing_ok=True)
+    subprocess.run(cmd, check=True, cwd=ROOT, env=child_env(), timeout=timeout)
     return json.loads(out.read_text())
 
 
-def run_baseline(module: str, args: list[str], out: Path, log=print) -> dict:
-    return run_module(ensure(log), module, args, out, log)
+def run_baseline(module: str, args: list[str], out: Path, log=print, timeout: float | None = None) -> dict:
+    return run_module(ensure(log), module, args, out, log, timeout)
 
 
-def run_driftgraph(module: str, args: list[str], out: Path, log=print) -> dict:
+def run_driftgraph(module: str, args: list[str], out: Path, log=print, timeout: float | None = None) -> dict:
     """Driftgraph's side runs in the interpreter that runs the bench (the project's virtualenv)."""
-    return run_module(sys.executable, module, args, out, log)
+    return run_module(sys.executable, module, args, out, log, timeout)

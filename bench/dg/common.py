@@ -11,17 +11,33 @@ from bench.embcache import EmbeddingCache
 
 
 class CachedEmbedder:
-    """driftgraph's ``Embedder`` protocol over the shared cache; misses go to the real LocalEmbedder."""
+    """driftgraph's ``Embedder`` protocol over the shared cache; a miss loads the real LocalEmbedder then.
 
-    def __init__(self, live) -> None:
-        self._live = live
-        self.model_id = live.model_id
-        self.dimensions = live.dimensions
-        self.cache = EmbeddingCache(live.model_id)
+    Lazy, so a query process that is handed its vectors never loads the ONNX model (fair client RSS).
+    """
+
+    def __init__(self, cfg) -> None:
+        from driftgraph.llm.embedder import LOCAL_DIMENSIONS, LOCAL_MODEL_ID
+
+        self._cfg = cfg
+        self._live = None
+        self.model_id = LOCAL_MODEL_ID
+        self.dimensions = LOCAL_DIMENSIONS
+        self._cache: EmbeddingCache | None = None
         self.misses = 0
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        if self._cache is None:
+            self._cache = EmbeddingCache(self.model_id)
+        return self._cache
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         def live(todo: list[str]) -> np.ndarray:
+            if self._live is None:
+                from driftgraph.llm.embedder import LocalEmbedder
+
+                self._live = LocalEmbedder(self._cfg)
             self.misses += len(todo)
             return self._live.embed(todo)
 
@@ -44,5 +60,5 @@ def engine(uri: str, password: str | None = None, cached: bool = True, extra: di
 
     eng = open_engine(config(uri, password, extra))
     if cached:
-        eng.embedder = CachedEmbedder(eng.embedder)  # cached_property: the instance attribute wins
+        eng.embedder = CachedEmbedder(eng.config.embeddings)  # cached_property: the instance attribute wins
     return eng

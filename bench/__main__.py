@@ -1,0 +1,50 @@
+"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|report [--quick]``.
+
+Every part writes its raw numbers to ``bench/results/raw/<part>.json``; ``report`` (run after every part)
+renders all raw files present into ``bench/results/latest.md`` and the PNG plots. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from bench import parts
+
+PARTS = ("prepare", "quality", "speed", "scale", "drift", "global", "embedder")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=("all", *PARTS, "report"))
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions, scale up to 100k entities")
+    ap.add_argument("--reps", type=int, default=None, help="repetitions of timed runs (default 5, quick 2)")
+    ap.add_argument("--scale", default=None, help="entity counts, e.g. 10000,100000,1000000")
+    ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); WIPES its data")
+    ap.add_argument("--neo4j-port", type=int, default=parts.neo4j.DEFAULT_PORT, help="port of the bench's launcher")
+    ap.add_argument("--heap", default="4g", help="heap of the bench's launcher")
+    ap.add_argument("--page-cache", default="2g", help="page cache of the bench's launcher")
+    a = ap.parse_args(argv)
+    a.reps = a.reps or (2 if a.quick else 5)
+    a.scale = [int(x) for x in (a.scale or ("10000,100000" if a.quick else "10000,100000,1000000")).split(",")]
+
+    todo = PARTS if a.part == "all" else (() if a.part == "report" else (a.part,))
+    t0 = time.perf_counter()
+    ctx = parts.Context(a)
+    try:
+        for part in todo:
+            t = time.perf_counter()
+            parts.log(f"== {part}")
+            getattr(parts, f"run_{part}")(ctx)
+            parts.log(f"== {part} done in {time.perf_counter() - t:.0f} s")
+    finally:
+        ctx.close()
+    parts.log("== report")
+    parts.run_report(ctx)
+    parts.log(f"bench {a.part} finished in {time.perf_counter() - t0:.0f} s -> bench/results/latest.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

