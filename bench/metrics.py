@@ -37,17 +37,27 @@ def spread(values: Sequence[float]) -> dict[str, float]:
     return {"median": percentile(values, 50), "min": min(values), "max": max(values), "n": len(values)}
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def current_rss_mb() -> float:
+def _status_mb(key: str) -> float | None:
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key):
                     return int(line.split()[1]) / 1024.0
     except OSError:
         pass
-    return peak_rss_mb()
+    return None
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process image, MB.
+
+    ``VmHWM`` rather than ``getrusage``: Linux carries ``ru_maxrss`` over fork + exec, so a child started by
+    a big parent would report the parent's size.
+    """
+    hwm = _status_mb("VmHWM:")
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def current_rss_mb() -> float:
+    rss = _status_mb("VmRSS:")
+    return rss if rss is not None else peak_rss_mb()
