@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -52,21 +53,68 @@ def child_env() -> dict[str, str]:
     return env
 
 
+class MemoryCapExceeded(RuntimeError):
+    """A measured child grew past the bench's RSS cap and was stopped (the machine is shared)."""
+
+    def __init__(self, cap_mb: float, seconds: float) -> None:
+        super().__init__(f"RSS passed the {cap_mb:,.0f} MB cap after {seconds:.0f} s; stopped")
+        self.cap_mb = cap_mb
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def run_module(
-    interpreter: str | Path, module: str, args: list[str], out: Path, log=print, timeout: float | None = None
+    interpreter: str | Path,
+    module: str,
+    args: list[str],
+    out: Path,
+    log=print,
+    timeout: float | None = None,
+    max_rss_mb: float | None = None,
 ) -> dict:
-    """Run ``python -m module args --out out`` and return the JSON it wrote."""
+    """Run ``python -m module args --out out`` and return the JSON it wrote.
+
+    ``timeout`` raises ``subprocess.TimeoutExpired``; ``max_rss_mb`` stops the child when its RSS passes the
+    cap (polled twice a second) and raises ``MemoryCapExceeded`` -- so a system that does not fit is
+    reported instead of pushing a shared machine into the OOM killer.
+    """
     cmd = [str(interpreter), "-m", module, *args, "--out", str(out)]
     log("  $ " + " ".join(cmd[1:]))
     out.unlink(missing_ok=True)
-    subprocess.run(cmd, check=True, cwd=ROOT, env=child_env(), timeout=timeout)
+    t0 = time.monotonic()
+    with subprocess.Popen(cmd, cwd=ROOT, env=child_env()) as proc:
+        while proc.poll() is None:
+            elapsed = time.monotonic() - t0
+            if timeout is not None and elapsed > timeout:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            if max_rss_mb is not None and _rss_mb(proc.pid) > max_rss_mb:
+                proc.kill()
+                proc.wait()
+                raise MemoryCapExceeded(max_rss_mb, elapsed)
+            time.sleep(0.5)
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
     return json.loads(out.read_text())
 
 
-def run_baseline(module: str, args: list[str], out: Path, log=print, timeout: float | None = None) -> dict:
-    return run_module(ensure(log), module, args, out, log, timeout)
+def run_baseline(
+    module: str, args: list[str], out: Path, log=print, timeout: float | None = None, max_rss_mb: float | None = None
+) -> dict:
+    return run_module(ensure(log), module, args, out, log, timeout, max_rss_mb)
 
 
-def run_driftgraph(module: str, args: list[str], out: Path, log=print, timeout: float | None = None) -> dict:
+def run_driftgraph(
+    module: str, args: list[str], out: Path, log=print, timeout: float | None = None, max_rss_mb: float | None = None
+) -> dict:
     """Driftgraph's side runs in the interpreter that runs the bench (the project's virtualenv)."""
-    return run_module(sys.executable, module, args, out, log, timeout)
+    return run_module(sys.executable, module, args, out, log, timeout, max_rss_mb)

@@ -17,6 +17,9 @@ RESULTS = env.BENCH / "results"
 RAW = RESULTS / "raw"
 WORK = env.BENCH / ".cache" / "runs"
 BUDGETS = (2000, 4000, 8000, 12000)
+# The machine is shared (2 cores, 24 GB, Neo4j and other work on it): a measured client that grows past this
+# is stopped and reported as not fitting, rather than left to the OOM killer.
+MAX_CLIENT_RSS_MB = 12_000
 SPEED_BUDGET = 8000
 
 
@@ -58,12 +61,12 @@ class Context:
             self._db_cm = self._db = None
 
 
-def _dg(module: str, args: list[str], name: str, timeout: float | None = None) -> dict:
-    return env.run_driftgraph(module, args, WORK / f"{name}.json", log, timeout)
+def _dg(module: str, args: list[str], name: str, timeout: float | None = None, cap: float | None = None) -> dict:
+    return env.run_driftgraph(module, args, WORK / f"{name}.json", log, timeout, cap)
 
 
-def _gr(module: str, args: list[str], name: str, timeout: float | None = None) -> dict:
-    return env.run_baseline(module, args, WORK / f"{name}.json", log, timeout)
+def _gr(module: str, args: list[str], name: str, timeout: float | None = None, cap: float | None = None) -> dict:
+    return env.run_baseline(module, args, WORK / f"{name}.json", log, timeout, cap)
 
 
 # -- prepare ---------------------------------------------------------------------------------------------------
@@ -172,7 +175,7 @@ def run_speed(ctx: Context) -> None:
             env.child_env(),
         ),
     }
-    cold = [neo4j.cold_start(ctx.args.neo4j_port + 1, "1g", "256m") for _ in range(min(reps, 3))]
+    cold = [neo4j.cold_start(ctx.args.neo4j_port + 100, "1g", "256m") for _ in range(min(reps, 3))]
     save("speed", {"query_embedding_ms": embed_ms, "startup_s": startup, "launcher_cold": cold}, ctx)
 
 
@@ -201,7 +204,7 @@ def run_scale(ctx: Context) -> None:
         }
         row["driftgraph"] = _attempt(lambda f=folder: _scale_dg(ctx, f, reps, timeout))
         gr_args = ["--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]
-        row["graphrag"] = _attempt(lambda a=gr_args, n=n: _gr("bench.gr.scale", a, f"scale_gr_{n}", timeout))
+        row["graphrag"] = _attempt(lambda a=gr_args, n=n: _scale_gr(a, n, timeout))
         rows.append(row)
         save("scale", {"budget": SPEED_BUDGET, "timeout_s": timeout, "rows": rows}, ctx)
     ctx.loaded = None
@@ -210,14 +213,16 @@ def run_scale(ctx: Context) -> None:
 def _scale_dg(ctx: Context, folder: Path, reps: int, timeout: float) -> dict:
     n = folder.name
     ctx.loaded = None
-    imp = _dg("bench.dg.scale", ["import", "--uri", ctx.db.uri, "--dir", str(folder)], f"scale_dg_import_{n}", timeout)
-    q = _dg(
-        "bench.dg.scale",
-        ["query", "--uri", ctx.db.uri, "--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)],
-        f"scale_dg_query_{n}",
-        timeout,
-    )
+    imp_args = ["import", "--uri", ctx.db.uri, "--dir", str(folder)]
+    imp = _dg("bench.dg.scale", imp_args, f"scale_dg_import_{n}", timeout, MAX_CLIENT_RSS_MB)
+    q_args = ["query", "--uri", ctx.db.uri, "--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]
+    q = _dg("bench.dg.scale", q_args, f"scale_dg_query_{n}", timeout, MAX_CLIENT_RSS_MB)
     return {**q, "import": imp, "neo4j_rss_mb": neo4j.proc_rss_mb(ctx.db.pid)}
+
+
+def _scale_gr(args: list[str], n: int, timeout: float) -> dict:
+    _gr("bench.gr.scale", [*args, "--prepare-only"], f"scale_gr_store_{n}", timeout, MAX_CLIENT_RSS_MB)
+    return _gr("bench.gr.scale", args, f"scale_gr_{n}", timeout, MAX_CLIENT_RSS_MB)
 
 
 def _attempt(fn) -> dict:
@@ -225,6 +230,8 @@ def _attempt(fn) -> dict:
         return fn()
     except subprocess.TimeoutExpired as err:
         return {"error": f"did not finish within {err.timeout:.0f} s"}
+    except env.MemoryCapExceeded as err:
+        return {"error": f"did not fit: {err}"}
     except subprocess.CalledProcessError as err:
         code = err.returncode
         why = "killed (out of memory?)" if code in (-9, 137) else f"exit code {code}"

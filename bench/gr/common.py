@@ -78,16 +78,42 @@ def read_frames(root: Path) -> dict:
 
 
 def entity_store(entities_df, vectors: np.ndarray, folder: str):
-    """graphrag's LanceDB store for ``entity_description`` filled with our vectors."""
-    from graphrag_vectors import VectorStoreDocument
+    """graphrag's LanceDB store for ``entity_description`` filled with our vectors.
+
+    The store is created by graphrag's own ``LanceDBVectorStore.create_index``; rows are appended as Arrow
+    batches in its schema (what ``load_documents`` writes, minus the per-row Python lists that would make a
+    million-entity store take gigabytes to build).
+    """
+    import pyarrow as pa
     from graphrag_vectors.lancedb import LanceDBVectorStore
 
     store = LanceDBVectorStore(db_uri=folder, index_name="entity_description", vector_size=vectors.shape[1])
     store.connect()
     store.create_index()
-    docs = [VectorStoreDocument(id=i, vector=v.tolist()) for i, v in zip(entities_df["id"], vectors, strict=True)]
-    for start in range(0, len(docs), 50_000):
-        store.load_documents(docs[start : start + 50_000])
+    schema = store.document_collection.schema
+    ids = [str(i) for i in entities_df["id"]]
+    dims = vectors.shape[1]
+    for start in range(0, len(ids), 100_000):
+        chunk = np.ascontiguousarray(vectors[start : start + 100_000], dtype=np.float32)
+        n = len(chunk)
+        cols = {}
+        for field in schema:
+            if field.name == store.id_field:
+                cols[field.name] = pa.array(ids[start : start + n], type=field.type)
+            elif field.name == store.vector_field:
+                cols[field.name] = pa.FixedSizeListArray.from_arrays(pa.array(chunk.reshape(-1)), dims)
+            else:
+                cols[field.name] = pa.nulls(n, type=field.type)
+        store.document_collection.add(pa.table(cols, schema=schema))
+    return store
+
+
+def open_entity_store(folder: str):
+    """Connect to a store written earlier (GraphRAG's query path connects to the indexer's store)."""
+    from graphrag_vectors.lancedb import LanceDBVectorStore
+
+    store = LanceDBVectorStore(db_uri=folder, index_name="entity_description", vector_size=384)
+    store.connect()
     return store
 
 
