@@ -97,11 +97,12 @@ class Engine:
             on_token=on_token,
         )
 
-    def index(self, path: str | Path, *, progress: bool = False) -> dict[str, Any]:
-        """Build or update the index from the documents under ``path`` (DESIGN §6); returns the summary."""
+    def index(self, path: str | Path, *, reset: bool = False, progress: bool = False) -> dict[str, Any]:
+        """Build or update the index from the documents under ``path`` (DESIGN §6); ``reset`` empties the
+        database first (needed over an imported index). Returns the summary."""
         from driftgraph.index.pipeline import run_index
 
-        return run_index(self.config, self.store, self.embedder, path, progress=progress)
+        return run_index(self.config, self.store, self.embedder, path, reset=reset, progress=progress)
 
     def query_global(
         self,

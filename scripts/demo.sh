@@ -22,7 +22,7 @@ driftgraph doctor
 # The index: built from examples/docs/ when an LLM endpoint is configured, else the committed sample index
 # (GraphRAG parquet made from the same documents) is imported, so the demo needs no LLM.
 if [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
-  driftgraph index examples/docs
+  driftgraph index examples/docs --reset   # --reset: the database may hold the imported sample
 else
   driftgraph import-graphrag examples/sample-index --reset
 fi

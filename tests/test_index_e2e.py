@@ -250,3 +250,18 @@ def test_reextraction_prunes_stale_mentions(cfg, fake_llm, corpus, store, tmp_pa
     assert s["redone"]["deleted"]["mentions"] > 0 and s["failures"]["count"] == 0
     m = _model(store)
     assert m["bad_degree"] == 0 and m["unmentioned"] == 0 and m["bad_relationships"] == 0
+
+
+def test_index_refuses_to_delete_an_imported_index_unless_reset(cfg, fake_llm, corpus, store):
+    from driftgraph.index.load import InputError
+
+    fake_llm.responder = responder
+    sample = Path(__file__).resolve().parent.parent / "examples" / "sample-index"
+    with Engine(cfg) as eng:
+        eng.import_graphrag(sample, embed=False)
+        before = store.read("admin/counts")[0]
+        with pytest.raises(InputError, match="--reset"):
+            eng.index(corpus)
+        assert store.read("admin/counts")[0] == before  # nothing of the imported index was deleted
+        s = eng.index(corpus, reset=True)
+    assert s["documents"]["removed"] == 0 and s["documents"]["added"] == s["documents"]["total"]

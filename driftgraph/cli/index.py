@@ -16,12 +16,13 @@ def index(
     directory: Annotated[Path, typer.Argument(help="Folder (or one file) of .txt, .md, .csv, .json, .jsonl.")],
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Empty the database's driftgraph data first.")] = False,
 ) -> None:
     """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
     if config is not None:
         state.config_path = config
     with engine() as eng:
-        summary = eng.index(directory, progress=True)
+        summary = eng.index(directory, reset=reset, progress=True)
     if as_json:
         print_json(summary)
     else:

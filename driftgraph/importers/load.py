@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, iter_rows
 from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
+from driftgraph.store.schema import mark_filled_by
 
 if TYPE_CHECKING:
     from driftgraph.config import Config
@@ -73,6 +74,7 @@ def run_import(
         store.run_script("admin/drop_schema")
         lap("reset")
     parts.ensure_schema()
+    mark_filled_by(store, "import-graphrag")
     lap("schema")
     from driftgraph.llm.tokenizer import count_tokens
 

@@ -28,7 +28,7 @@ from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.store import ingest
 from driftgraph.store.index_state import read_state, stored_reports
-from driftgraph.store.schema import ensure_schema
+from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
 
 if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
@@ -77,7 +77,7 @@ class _Progress:
 
 
 def run_index(
-    cfg: Config, store: Store, embedder: Embedder, path: str | Path, *, progress: bool = True
+    cfg: Config, store: Store, embedder: Embedder, path: str | Path, *, reset: bool = False, progress: bool = True
 ) -> dict[str, Any]:
     """Index ``path`` into the database; returns the JSON summary."""
     seconds: dict[str, float] = {}
@@ -107,8 +107,13 @@ def run_index(
         bars.done("chunk", len(chunks))
         chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
         with stage("schema"):
+            if reset:
+                ingest.delete_all(store)
+                store.run_script("admin/drop_schema")
             ensure_schema(store, embedder.model_id, embedder.dimensions)
             state = read_state(store)
+            _refuse_foreign_index(store, state)
+            mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
         summary["documents"] = {
             "total": len(docs),
@@ -201,3 +206,14 @@ def _embed(store: Store, embedder: Embedder, page_size: int, bars: _Progress) ->
 
         done[kind] = ingest.embed_pending(store, kind, embedder.embed, page_size, advance)
     return done
+
+
+def _refuse_foreign_index(store: Store, state: dict[str, Any]) -> None:
+    """`index` syncs the database with one folder: an imported index's documents would count as removed."""
+    meta = read_meta(store)
+    if meta is not None and meta.filled_by == "import-graphrag" and state["documents"]:
+        raise InputError(
+            f"the database holds an imported GraphRAG index ({len(state['documents'])} documents) that indexing "
+            "this folder would delete as removed files: use `driftgraph index DIR --reset` to replace it, "
+            "or another database (NEO4J_DATABASE)"
+        )

@@ -20,6 +20,7 @@ class Meta:
     schema_version: int
     embedder: str
     dimensions: int
+    filled_by: str | None = None
 
 
 def read_meta(store: Store) -> Meta | None:
@@ -27,7 +28,12 @@ def read_meta(store: Store) -> Meta | None:
     if not rows:
         return None
     r = rows[0]
-    return Meta(int(r["schema_version"]), str(r["embedder"]), int(r["dimensions"]))
+    return Meta(int(r["schema_version"]), str(r["embedder"]), int(r["dimensions"]), r.get("filled_by"))
+
+
+def mark_filled_by(store: Store, writer: str) -> None:
+    """Record which writer filled the database (after ``ensure_schema``)."""
+    store.run("schema/mark_filled_by", filled_by=writer)
 
 
 def check_meta(store: Store, embedder: str, dimensions: int) -> Meta | None:
