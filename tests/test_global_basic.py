@@ -155,7 +155,7 @@ def test_malformed_map_output_is_repaired_or_counted(dulce, fake_llm):
     assert by_short[2]["reason"] == "map_malformed" and by_short[2]["status"] == "dropped"
     assert by_short[1]["status"] == "included"
     bad = next(b for b in res.trace["batches"] if b["malformed"])
-    assert bad["reports"] == [2] and "not valid JSON" in bad["error"]
+    assert bad["reports"] == [2] and "no JSON object" in bad["error"]
     assert res.extra["stop_reason"] == "answered"
 
 

@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftgraph.config import Config
+from driftgraph.llm.jsonreply import extract_json_object as parse_json_object
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.answer_check import QuestionError, check_question, map_citations
 from driftgraph.query.basic import fulltext_query
 from driftgraph.query.deps import QueryDeps
 from driftgraph.query.global_map import _parse_points, make_batches
 from driftgraph.query.global_select import Report, ReportState, _ratings_validator
-from driftgraph.query.structured import as_int, parse_json_object
+from driftgraph.query.structured import as_int
 
 DEPS = QueryDeps(Config(), store=None, embedder=None, chat_factory=None)  # type: ignore[arg-type]
 
@@ -24,7 +25,8 @@ def test_parse_json_object_reads_fenced_and_wrapped_replies():
     assert parse_json_object('{"a": 1}') == {"a": 1}
     assert parse_json_object('Sure!\n```json\n{"a": 2}\n```\nHope this helps.') == {"a": 2}
     assert parse_json_object('The answer is {"a": 3} as requested.') == {"a": 3}
-    with pytest.raises(ValueError, match="not valid JSON"):
+    assert parse_json_object('{"a": [1, 2,], "b": "x",}') == {"a": [1, 2], "b": "x"}  # trailing commas
+    with pytest.raises(ValueError, match="invalid JSON"):
         parse_json_object('{"a": 1')
     with pytest.raises(ValueError, match="empty"):
         parse_json_object("   ")

@@ -8,13 +8,11 @@ which the caller answers with one repair request.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
+from driftgraph.llm.jsonreply import JsonReplyError, extract_json_object
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -90,23 +88,11 @@ class ReportRecord(_Record):
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """The answer's JSON object: as is, without code fences, or the outermost ``{...}`` span."""
-    stripped = _FENCE.sub("", text.strip()).strip()
-    candidates = [stripped]
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if 0 <= start < end:
-        candidates.append(stripped[start : end + 1])
-    last: str = "no JSON object found"
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError as err:
-            last = f"invalid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-            continue
-        if isinstance(value, dict):
-            return value
-        last = f"expected a JSON object, got {type(value).__name__}"
-    raise ParseError(last)
+    """The answer's JSON object (see driftgraph.llm.jsonreply), or ``ParseError`` saying why not."""
+    try:
+        return extract_json_object(text)
+    except JsonReplyError as err:
+        raise ParseError(str(err)) from None
 
 
 def records(obj: dict[str, Any], key: str, model: type[M]) -> tuple[list[M], int]:

@@ -8,12 +8,11 @@ output as malformed so the caller can count it.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from driftgraph.llm.jsonreply import extract_json_object
 from driftgraph.prompts import render_prompt
 
 if TYPE_CHECKING:
@@ -21,26 +20,6 @@ if TYPE_CHECKING:
     from driftgraph.llm.chat import ChatClient
 
 T = TypeVar("T")
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-
-
-def parse_json_object(text: str) -> Any:
-    """The JSON value in ``text``: plain, fenced, or the outermost ``{...}`` inside prose."""
-    candidates = [text.strip()]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        if not candidate:
-            continue
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-    snippet = text.strip().replace("\n", " ")[:80]
-    raise ValueError(f"not valid JSON: {snippet!r}" if snippet else "empty reply")
 
 
 @dataclass(frozen=True)
@@ -74,7 +53,7 @@ def ask_json(
     for attempt in range(repair_retries + 1):
         reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
         try:
-            return JsonOutcome(validate(parse_json_object(reply.text)), attempt + 1, attempt > 0, error)
+            return JsonOutcome(validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
         except (ValueError, TypeError, KeyError) as err:
             error = str(err) or type(err).__name__
         convo = [

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+from driftgraph.llm.jsonreply import extract_json_object
 
 
 @dataclass(frozen=True)
@@ -25,60 +24,6 @@ class Parsed:
     score: float = 0.0
     follow_ups: list[str] = field(default_factory=list)
     error: str | None = None
-
-
-def _first_object(text: str) -> str | None:
-    """The first balanced ``{...}`` in ``text``, honouring strings and escapes."""
-    start = text.find("{")
-    while start != -1:
-        depth = 0
-        in_str = False
-        escaped = False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_str:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start : i + 1]
-        start = text.find("{", start + 1)
-    return None
-
-
-def extract_json(text: str) -> dict[str, Any]:
-    """The JSON object in a model's reply; raises ``ValueError`` with a short reason when there is none."""
-    candidates: list[str] = []
-    stripped = text.strip()
-    if stripped and "{" not in stripped:
-        raise ValueError("no JSON object in the reply")
-    if stripped:
-        candidates.append(stripped)
-    candidates += [m.strip() for m in _FENCE.findall(text)]
-    obj = _first_object(text)
-    if obj is not None:
-        candidates.append(obj)
-    last_err = "no JSON object in the reply" if stripped else "empty reply"
-    for cand in candidates:
-        for variant in (cand, _TRAILING_COMMA.sub(r"\1", cand)):
-            try:
-                value = json.loads(variant, strict=False)
-            except json.JSONDecodeError as err:
-                last_err = f"invalid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-                continue
-            if isinstance(value, dict):
-                return value
-            last_err = f"expected a JSON object, got {type(value).__name__}"
-    raise ValueError(last_err)
 
 
 def _score(value: Any) -> float:
@@ -113,7 +58,7 @@ def _follow_ups(value: Any) -> list[str]:
 def parse_answer(text: str, answer_key: str) -> Parsed:
     """Parse a primer (``intermediate_answer``) or step (``response``) reply; never raises."""
     try:
-        data = extract_json(text)
+        data = extract_json_object(text)
         if answer_key not in data:
             raise ValueError(f"missing key '{answer_key}'")
         answer = data[answer_key]
