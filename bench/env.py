@@ -50,6 +50,7 @@ def child_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.setdefault("TQDM_DISABLE", "1")  # GraphRAG's DRIFT progress bars would flood the log
     return env
 
 

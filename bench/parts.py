@@ -60,6 +60,16 @@ class Context:
             self._db_cm.__exit__(None, None, None)
             self._db_cm = self._db = None
 
+    def fresh_database(self) -> None:
+        """An empty database before a big import: the bench's own launcher is stopped and its data dir wiped
+        (deleting a million nodes through Cypher takes minutes and leaves gigabytes of transaction logs);
+        an external ``--neo4j-uri`` is left to the importer's reset."""
+        self.loaded = None
+        if self.args.neo4j_uri:
+            return
+        self.close()
+        shutil.rmtree(neo4j.CACHE / "neo4j", ignore_errors=True)
+
 
 def _dg(module: str, args: list[str], name: str, timeout: float | None = None, cap: float | None = None) -> dict:
     return env.run_driftgraph(module, args, WORK / f"{name}.json", log, timeout, cap)
@@ -189,7 +199,11 @@ def _ms(fn) -> float:
 def run_scale(ctx: Context) -> None:
     reps = max(1, min(ctx.args.reps, 3))
     timeout = 2400.0
-    rows = []
+    # sizes not measured in this run keep their earlier rows (each row carries its own date and machine)
+    prev = RAW / "scale.json"
+    kept = [r for r in json.loads(prev.read_text()).get("rows", [])] if prev.is_file() else []
+    kept = [r for r in kept if r["entities"] not in ctx.args.scale]
+    rows: list[dict[str, Any]] = []
     for n in ctx.args.scale:
         log(f"-- {n:,} entities")
         t0 = time.perf_counter()
@@ -199,6 +213,7 @@ def run_scale(ctx: Context) -> None:
             subprocess.run(cmd, check=True, cwd=env.ROOT, env=env.child_env())
         row: dict[str, Any] = {
             "entities": n,
+            "measured": machine.describe()["date"],
             "counts": json.loads((folder / "DONE.json").read_text()),
             "generate_s": time.perf_counter() - t0,
         }
@@ -206,13 +221,14 @@ def run_scale(ctx: Context) -> None:
         gr_args = ["--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]
         row["graphrag"] = _attempt(lambda a=gr_args, n=n: _scale_gr(a, n, timeout))
         rows.append(row)
-        save("scale", {"budget": SPEED_BUDGET, "timeout_s": timeout, "rows": rows}, ctx)
-    ctx.loaded = None
+        merged = sorted(kept + rows, key=lambda r: r["entities"])
+        save("scale", {"budget": SPEED_BUDGET, "timeout_s": timeout, "rows": merged}, ctx)
+    ctx.fresh_database()
 
 
 def _scale_dg(ctx: Context, folder: Path, reps: int, timeout: float) -> dict:
     n = folder.name
-    ctx.loaded = None
+    ctx.fresh_database()
     imp_args = ["import", "--uri", ctx.db.uri, "--dir", str(folder)]
     imp = _dg("bench.dg.scale", imp_args, f"scale_dg_import_{n}", timeout, MAX_CLIENT_RSS_MB)
     q_args = ["query", "--uri", ctx.db.uri, "--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]

@@ -43,7 +43,7 @@ def main(raw: Path, out: Path) -> None:
     if s:
         for metric, fname, label in (
             ("latency", "latency_vs_size.png", "local assembly p50 (ms, log)"),
-            ("memory", "memory_vs_size.png", "client peak RSS (MB, log)"),
+            ("memory", "memory_vs_size.png", "peak RSS (MB, log)"),
         ):
             fig, ax = plt.subplots(figsize=(6.4, 4.2))
             for system, key in (("driftgraph", "driftgraph"), ("GraphRAG 3.2.0", "graphrag")):
