@@ -201,8 +201,12 @@ def run_scale(ctx: Context) -> None:
     timeout = 2400.0
     # sizes not measured in this run keep their earlier rows (each row carries its own date and machine)
     prev = RAW / "scale.json"
-    kept = [r for r in json.loads(prev.read_text()).get("rows", [])] if prev.is_file() else []
-    kept = [r for r in kept if r["entities"] not in ctx.args.scale]
+    kept: list[dict[str, Any]] = []
+    if prev.is_file():
+        old = json.loads(prev.read_text())
+        for r in old.get("rows", []):
+            if r["entities"] not in ctx.args.scale:
+                kept.append({"measured": old["machine"]["date"], **r})
     rows: list[dict[str, Any]] = []
     for n in ctx.args.scale:
         log(f"-- {n:,} entities")
