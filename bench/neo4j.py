@@ -53,6 +53,9 @@ def database(uri: str | None, port: int, heap: str, page_cache: str, log=print) 
     st = launcher.status(cfg)
     started = not st.running
     if started:
+        # the bench's database is disposable: start from an empty one every time (this also sidesteps the
+        # launcher refusing to re-apply an unchanged password to an existing data dir)
+        shutil.rmtree(CACHE / "neo4j" / "db", ignore_errors=True)
         log(f"starting Neo4j (embedded launcher) on port {port}, heap {heap}, page cache {page_cache}")
         st = launcher.start(cfg, PASSWORD)
     try:

@@ -140,7 +140,8 @@ def speed(local: dict | None, sp: dict | None, imp: dict | None) -> list[str]:
             f"- Client memory on MuSiQue (peak RSS of the process that answers): driftgraph "
             f"{_f(local['driftgraph_client_rss_mb'])} MB (+ the Neo4j server: {_f(local.get('neo4j_rss_mb'))} MB "
             f"RSS, heap and page cache set by the bench), GraphRAG {_f(local['graphrag_client_rss_mb'])} MB "
-            f"({_f(local['graphrag_rss_after_load_mb'])} MB after loading).",
+            f"({_f(local['graphrag_rss_after_load_mb'])} MB after loading). Both processes also hold the bench's "
+            f"embedding cache (~45 MB of vectors); the scale section measures clients without it.",
             f"- GraphRAG's time to a ready builder on MuSiQue (parquet → objects + LanceDB store): "
             f"{_f(local['graphrag_load_s'], 1)} s, after {_f(local['graphrag_import_s'], 1)} s importing graphrag.",
         ]
