@@ -40,6 +40,13 @@ def test_start_status_stop_with_password(tmp_path):
         assert launcher.stop(cfg) is True
     assert not launcher.status(cfg).running
     assert launcher.stop(cfg) is False
+    # A restart on the same data dir with the same password keeps the data and the password.
+    st = launcher.start(cfg, "launcher-test-pw")
+    try:
+        with GraphDatabase.driver(st.uri, auth=("neo4j", "launcher-test-pw")) as driver:
+            driver.verify_connectivity()
+    finally:
+        assert launcher.stop(cfg) is True
 
 
 def test_missing_java_names_it_and_points_at_docker(tmp_path):

@@ -77,9 +77,17 @@ public final class Launcher {
                 .build();
         if (options.password != null) {
             // Embedded code runs with full rights: set the neo4j user's password, no change required.
-            service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                    "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                    Map.of("password", options.password));
+            try {
+                service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                        "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                        Map.of("password", options.password));
+            } catch (RuntimeException e) {
+                // A restart on an existing data dir with the same password: nothing to change.
+                if (!rootMessage(e).contains("Old password and new password cannot be the same")) {
+                    service.shutdown();
+                    throw e;
+                }
+            }
         }
         return service;
     }
