@@ -4,16 +4,13 @@ the fake server (tests/support/drift_fakes.tree_responder grows a deterministic 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from driftgraph.api import open_engine
 from driftgraph.query.drift.queue import normalise
 from driftgraph.query.drift.stop import STOP_REASONS
 from tests.conftest import make_config
+from tests.support.cli import run_cli as _cli
 from tests.support.cypher import q as _q
 from tests.support.drift_fakes import DULCE_LAYERS, h, step_query, tree_responder
 
@@ -116,19 +113,6 @@ def test_same_seed_same_steps_whatever_the_completion_order(dulce, fake_llm):
     assert _seq(runs[0]) == _seq(runs[1])
     assert runs[0]["stop_reason"] == runs[1]["stop_reason"]
     assert runs[0]["cost"]["llm_calls"] == runs[1]["cost"]["llm_calls"]
-
-
-def _cli(args: list[str], neo4j: dict, fake: Any, cwd: Path) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "NEO4J_URI": neo4j["uri"],
-        "NEO4J_PASSWORD": neo4j["password"],
-        "OPENAI_BASE_URL": fake.base_url,
-        "OPENAI_API_KEY": "test",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "driftgraph", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
 
 
 def test_cli_flags(dulce, fake_llm, tmp_path):

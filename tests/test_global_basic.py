@@ -8,16 +8,13 @@ be checked exactly.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from driftgraph.api import open_engine
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.trace import read_trace
 from tests.conftest import make_config
+from tests.support.cli import run_cli as _cli
 from tests.support.global_fake import map_reply, responder, schema_name
 
 QUESTION = "What happened in the mainframe room?"
@@ -207,19 +204,6 @@ def test_basic_fills_the_budget_with_nearest_chunks(dulce, fake_llm):
     assert res.cost["embedding_calls"] == 1 and res.cost["llm_calls"] == 1
     assert any("fulltext" in (i.get("hop") or "") for i in hybrid.trace["items"])
     assert hybrid.trace["retrieval"]["fulltext_hits"] >= 1
-
-
-def _cli(args: list[str], neo4j: dict, fake: Any, cwd: Path) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "NEO4J_URI": neo4j["uri"],
-        "NEO4J_PASSWORD": neo4j["password"],
-        "OPENAI_BASE_URL": fake.base_url,
-        "OPENAI_API_KEY": "test",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "driftgraph", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
-    )
 
 
 def test_cli_global_and_basic_print_the_shared_envelope(dulce, fake_llm, tmp_path):
