@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from driftgraph.api import open_engine
     from driftgraph.config import load_config, parse_config
-    from driftgraph.query.local import build_local_context
+    from driftgraph.query.local.search import build_local_context
 
     cfg = load_config(args.config)
     if args.set:

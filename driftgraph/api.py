@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from driftgraph.llm.chat import ChatClient
     from driftgraph.llm.embedder import Embedder
-    from driftgraph.query.deps import QueryDeps
     from driftgraph.query.result import SearchResult
+    from driftgraph.runtime import QueryDeps
     from driftgraph.store.db import Store
 
 
@@ -51,7 +51,7 @@ class Engine:
 
     def query_deps(self, ledger: Ledger | None = None) -> QueryDeps:
         """What query modules receive instead of the Engine (``query`` never imports ``api``)."""
-        from driftgraph.query.deps import QueryDeps
+        from driftgraph.runtime import QueryDeps
 
         return QueryDeps(self.config, self.store, self.embedder, self.chat, ledger or Ledger())
 
@@ -82,7 +82,7 @@ class Engine:
         on_token: Callable[[str], None] | None = None,
     ) -> SearchResult:
         """Local search (DESIGN §4) with the ``local`` config section; the trace is stored unless disabled."""
-        from driftgraph.query.local import local_search
+        from driftgraph.query.local.search import local_search
 
         self.check_schema()
         return local_search(
@@ -115,7 +115,7 @@ class Engine:
         on_token: Callable[[str], None] | None = None,
     ) -> SearchResult:
         """Global search over community reports (map in batches, reduce); ``level``/``dynamic`` override config."""
-        from driftgraph.query.global_ import global_search
+        from driftgraph.query.global_.search import global_search
 
         self.check_schema()
         return global_search(
@@ -138,7 +138,7 @@ class Engine:
         on_token: Callable[[str], None] | None = None,
     ) -> SearchResult:
         """Basic search, the baseline: nearest chunks until the budget is full, then one answer call."""
-        from driftgraph.query.basic import basic_search
+        from driftgraph.query.basic.search import basic_search
 
         self.check_schema()
         return basic_search(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from driftgraph.api import open_engine
-from driftgraph.query.answer_check import QuestionError
-from driftgraph.query.global_select import NoReportsError
+from driftgraph.query.citations import QuestionError
+from driftgraph.query.global_.select import NoReportsError
 from tests.conftest import make_config
 from tests.support.global_fake import responder
 

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from driftgraph.config import Config
 from driftgraph.llm.jsonreply import extract_json_object as parse_json_object
+from driftgraph.llm.structured import as_int
 from driftgraph.llm.tokenizer import count_tokens
-from driftgraph.query.answer_check import QuestionError, check_question, map_citations
-from driftgraph.query.basic import fulltext_query
-from driftgraph.query.deps import QueryDeps
-from driftgraph.query.global_map import _parse_points, make_batches
-from driftgraph.query.global_select import Report, ReportState, _ratings_validator
-from driftgraph.query.structured import as_int
+from driftgraph.query.basic.search import fulltext_query
+from driftgraph.query.citations import QuestionError, check_question, map_citations
+from driftgraph.query.global_.map import _parse_points, make_batches
+from driftgraph.query.global_.select import Report, ReportState, _ratings_validator
+from driftgraph.runtime import QueryDeps
 
 DEPS = QueryDeps(Config(), store=None, embedder=None, chat_factory=None)  # type: ignore[arg-type]
 

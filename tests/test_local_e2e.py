@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from driftgraph.api import open_engine
-from driftgraph.query.local import build_local_context
+from driftgraph.query.local.search import build_local_context
 from driftgraph.store.db import Store
 from tests.conftest import make_config
 from tests.support.cypher import q as _q

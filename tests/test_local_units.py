@@ -5,13 +5,13 @@ import pytest
 
 from driftgraph.config import LocalConfig
 from driftgraph.llm.tokenizer import count_tokens
-from driftgraph.query import render
 from driftgraph.query.budget import Candidate
-from driftgraph.query.entry import fulltext_query, select_entry
 from driftgraph.query.history import HistoryError, validate_history
-from driftgraph.query.rank import rank_all
-from driftgraph.query.rewrite import needs_rewrite
-from driftgraph.query.route import classify, route
+from driftgraph.query.local import render
+from driftgraph.query.local.entry import fulltext_query, select_entry
+from driftgraph.query.local.rank import rank_all
+from driftgraph.query.local.rewrite import needs_rewrite
+from driftgraph.query.local.route import classify, route
 from driftgraph.query.trace import EntryCandidate
 
 PRESENT = {"chunk": True, "entity": True, "relationship": True, "report": True, "claim": False}

@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
 
-    from driftgraph.query.local import build_local_context
+    from driftgraph.query.local.search import build_local_context
 
     rss0 = metrics.current_rss_mb()
     eng = common.engine(a.uri)

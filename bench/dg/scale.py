@@ -37,7 +37,7 @@ def main() -> None:
     else:
         import numpy as np
 
-        from driftgraph.query.local import build_local_context
+        from driftgraph.query.local.search import build_local_context
 
         eng.check_schema()
         deps = eng.query_deps()

@@ -15,8 +15,8 @@ from driftgraph.config import Config
 from driftgraph.index.ask import Answer, CallFailed, ask_json
 from driftgraph.index.chunk import Chunk
 from driftgraph.index.parse import ClaimRecord, EntityRecord, RelationshipRecord, parse_claims, parse_graph
-from driftgraph.index.pool import parallel_map
 from driftgraph.llm.chat import ChatClient, schema
+from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 
 _S = {"type": "string"}

@@ -19,9 +19,9 @@ from typing import Any
 from driftgraph.config import Config
 from driftgraph.index.chunk import Chunk
 from driftgraph.index.extract import ChunkExtraction
-from driftgraph.index.pool import parallel_map
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.tokenizer import count_tokens, truncate_tokens
+from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 
 _SPACE = re.compile(r"\s+")

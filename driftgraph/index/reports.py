@@ -20,9 +20,9 @@ from driftgraph.index.ask import CallFailed, ask_json
 from driftgraph.index.communities import Community
 from driftgraph.index.merge import Claim, Graph
 from driftgraph.index.parse import parse_report
-from driftgraph.index.pool import parallel_map
 from driftgraph.llm.chat import ChatClient, schema
 from driftgraph.llm.tokenizer import count_tokens
+from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 
 _S = {"type": "string"}

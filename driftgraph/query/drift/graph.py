@@ -20,7 +20,7 @@ from driftgraph.query.drift.backend import Report
 from driftgraph.query.drift.model import StepContext
 
 if TYPE_CHECKING:
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 # Table labels the local-search context uses for each source, i.e. what an answer cites.
 CITATION_LABELS = {
@@ -89,7 +89,7 @@ class GraphBackend:
         )
 
     def step_context(self, global_query: str, query: str, vector: np.ndarray) -> StepContext:
-        from driftgraph.query.local import build_local_context
+        from driftgraph.query.local.search import build_local_context
 
         breakdown = self.step_budget(global_query, query)
         ctx = build_local_context(

@@ -22,7 +22,7 @@ from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
 from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
 
 if TYPE_CHECKING:
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 PHASES = ("hyde", "primer", "steps", "reduce")
 _ITEM_KEYS = {

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.llm.chat import schema
+from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.prompts import render_prompt
-from driftgraph.query.global_select import Report, ReportState, parallel
-from driftgraph.query.structured import as_int, ask_json
+from driftgraph.query.global_.select import Report, ReportState, parallel
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 SEPARATOR = "\n\n"
 _INT = re.compile(r"\d+")

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.query import render
 from driftgraph.query.budget import Candidate
-from driftgraph.query.entry import EntryResult
+from driftgraph.query.local import render
+from driftgraph.query.local.entry import EntryResult
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig

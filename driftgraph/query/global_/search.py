@@ -19,16 +19,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer_check import check_question, map_citations
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
-from driftgraph.query.global_map import MapBatch, Point, make_batches, map_prompt, run_map
-from driftgraph.query.global_select import ReportState, Selection, select_dynamic, select_level
+from driftgraph.query.citations import check_question, map_citations
+from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
+from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
 from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
 from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 
 def render_point(point: Point) -> str:

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import DriftgraphError
-from driftgraph.query import render
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.query.local import render
 from driftgraph.query.trace import EntryCandidate, TraceItem, TraceRecorder
 
 if TYPE_CHECKING:
     import numpy as np
 
     from driftgraph.config import LocalConfig
-    from driftgraph.query.deps import QueryDeps
     from driftgraph.query.result import SearchResult
+    from driftgraph.runtime import QueryDeps
 
 SOURCES = ("report", "entity", "relationship", "chunk", "claim")
 MESSAGE_OVERHEAD = 7  # chat-format tokens of a system + a user message
@@ -77,13 +77,13 @@ def build_local_context(
     ``route`` overrides ``settings.route``; ``query_vector`` skips embedding the (standalone) question.
     """
     from driftgraph.prompts import render_prompt
-    from driftgraph.query.entry import run_entry
-    from driftgraph.query.expand import expansion_params, run_expansion
     from driftgraph.query.history import validate_history
-    from driftgraph.query.rank import rank_all
-    from driftgraph.query.rewrite import history_text, rewrite_question
-    from driftgraph.query.route import route as choose_route
-    from driftgraph.query.route import thematic_wording
+    from driftgraph.query.local.entry import run_entry
+    from driftgraph.query.local.expand import expansion_params, run_expansion
+    from driftgraph.query.local.rank import rank_all
+    from driftgraph.query.local.rewrite import history_text, rewrite_question
+    from driftgraph.query.local.route import route as choose_route
+    from driftgraph.query.local.route import thematic_wording
 
     question = (question or "").strip()
     if not question:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import DriftgraphError
 from driftgraph.llm.chat import schema
+from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.prompts import render_prompt
-from driftgraph.query.structured import as_int, ask_json
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 
 class NoReportsError(DriftgraphError):

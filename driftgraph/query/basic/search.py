@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer_check import check_question, map_citations
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.query.citations import check_question, map_citations
 from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
 from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from driftgraph.config import BasicConfig
-    from driftgraph.query.deps import QueryDeps
+    from driftgraph.runtime import QueryDeps
 
 _WORD = re.compile(r"\w+")
 MAX_K = 10_000
