@@ -14,13 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import ConfigError
 
 CONFIG_FILE = "driftgraph.yaml"
-
-
-class ConfigError(DriftgraphError, ValueError):
-    """A configuration problem, with a message that names the key."""
 
 
 class _Section(BaseModel):

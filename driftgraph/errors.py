@@ -1,5 +1,131 @@
-"""The base of every error driftgraph explains to a user in one line (the CLI prints these, no traceback)."""
+"""Every exception driftgraph raises, under one base, so callers catch one type and the CLI prints one line.
+
+The tree::
+
+    DriftgraphError                  anything driftgraph explains to a user in one line (no traceback)
+    ├── ConfigError (ValueError)     driftgraph.yaml / environment: names the key
+    ├── RequestError (ValueError)    a query request: names the field (``question``, ``history``, ``budget`` ...)
+    │   ├── QuestionError            the question is empty or does not fit the model
+    │   ├── HistoryError             a history turn is malformed
+    │   └── BudgetError              the budget arithmetic leaves no room
+    ├── StoreError                   Neo4j unreachable, auth, missing database, a failed statement
+    │   ├── SchemaMismatch           the database was built with another embedder / dimension
+    │   └── IngestError              a write batch failed (says how many rows were committed)
+    ├── RetrievalNotFound            no stored retrieval with that id
+    ├── NoReportsError               global / DRIFT search on a database without community reports
+    ├── EntryError                   local search's entry step cannot run
+    ├── LLMError                     the chat endpoint
+    │   ├── LLMNotConfigured         no OPENAI_BASE_URL / OPENAI_API_KEY
+    │   └── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
+    ├── CallFailed                   one LLM request failed after its repair (recorded, never fatal)
+    ├── ReplyFormatError (ValueError) a model reply holds no usable JSON (sent back in a repair prompt)
+    ├── EmbedderError                the embedding model cannot load or answer
+    ├── PromptError                  a prompt file is missing or its placeholders do not match
+    ├── InputError                   ``index``: the input path is unusable
+    ├── GraphragFormatError          ``import-graphrag``: the folder is not a GraphRAG index we can read
+    └── LauncherError                the embedded Neo4j launcher cannot build, start or stop
+"""
+
+from __future__ import annotations
 
 
 class DriftgraphError(Exception):
-    pass
+    """The base: a message meant for a user, complete in one line."""
+
+
+class ConfigError(DriftgraphError, ValueError):
+    """A configuration problem, with a message that names the key."""
+
+
+class RequestError(DriftgraphError, ValueError):
+    """A query request that cannot run; ``field`` names the request field at fault."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class QuestionError(RequestError):
+    """The question is empty, or too long for the model window."""
+
+    def __init__(self, message: str, field: str | None = "question") -> None:
+        super().__init__(message, field)
+
+
+class HistoryError(RequestError):
+    """A conversation history that is not a list of ``{role, content}`` turns."""
+
+    def __init__(self, message: str, field: str | None = "history") -> None:
+        super().__init__(message, field)
+
+
+class BudgetError(RequestError):
+    """The budget arithmetic leaves no room for context (or ``budget`` is not positive)."""
+
+    def __init__(self, message: str, field: str | None = "budget") -> None:
+        super().__init__(message, field)
+
+
+class StoreError(DriftgraphError):
+    """A database problem explained in one line (no driver traceback for the user)."""
+
+
+class SchemaMismatch(StoreError):
+    """The database remembers another embedder or dimension than the configured one."""
+
+
+class IngestError(StoreError):
+    """A batch failed; says which writer and how many rows were already committed (re-run to finish)."""
+
+
+class RetrievalNotFound(DriftgraphError):
+    """No stored retrieval has that id."""
+
+
+class NoReportsError(DriftgraphError):
+    """The database holds no community reports to search."""
+
+
+class EntryError(DriftgraphError):
+    """Local search's entry step cannot run (e.g. a missing index)."""
+
+
+class LLMError(DriftgraphError):
+    """A problem with the chat endpoint."""
+
+
+class LLMNotConfigured(LLMError):
+    """No endpoint configured: set OPENAI_BASE_URL / OPENAI_API_KEY."""
+
+
+class FatalLLMError(LLMError):
+    """The endpoint refuses every request (bad key, unknown model): stop instead of failing each call."""
+
+
+class CallFailed(DriftgraphError):
+    """A request that failed after its repair retry, or an endpoint error; recorded, never fatal."""
+
+
+class ReplyFormatError(DriftgraphError, ValueError):
+    """A model reply holds no usable JSON object; the message says why (sent back in the repair prompt)."""
+
+
+class EmbedderError(DriftgraphError):
+    """The embedding model cannot be loaded or does not answer."""
+
+
+class PromptError(DriftgraphError):
+    """A prompt file is missing, or its placeholders do not match what the code fills."""
+
+
+class InputError(DriftgraphError):
+    """The input path itself is unusable (missing, or yields no document)."""
+
+
+class GraphragFormatError(DriftgraphError):
+    """The folder is not a GraphRAG index we can import; the message names the file and column."""
+
+
+class LauncherError(DriftgraphError):
+    """The embedded Neo4j launcher cannot be built, started or stopped."""
+

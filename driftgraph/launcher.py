@@ -12,15 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driftgraph.config import LauncherConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import LauncherError
 from driftgraph.resources import checkout_dir
 
 JAR = "driftgraph-neo4j-launcher-0.1.0.jar"
 DOCKER_HINT = "or run Neo4j with Docker: `docker compose -f docker/compose.yml up -d`"
-
-
-class LauncherError(DriftgraphError):
-    pass
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,8 @@ import string
 from pathlib import Path
 
 from driftgraph.config import PromptsConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import PromptError
 from driftgraph.resources import data_dir
-
-
-class PromptError(DriftgraphError):
-    pass
 
 
 def prompt_path(name: str, cfg: PromptsConfig) -> Path:

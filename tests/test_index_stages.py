@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from driftgraph.config import IndexConfig
+from driftgraph.errors import ReplyFormatError
 from driftgraph.index.chunk import chunk_document, split_tokens
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import ChunkExtraction
 from driftgraph.index.load import Document, document_id
 from driftgraph.index.merge import merge, norm_title
-from driftgraph.index.parse import ParseError, parse_claims, parse_graph, parse_report
+from driftgraph.index.parse import parse_claims, parse_graph, parse_report
 from driftgraph.index.reports import ContextBuilder, Report
 from driftgraph.llm.tokenizer import get_tokenizer
 from tests.conftest import make_config
@@ -57,7 +58,7 @@ def test_parse_graph_is_tolerant_per_record():
 
 @pytest.mark.parametrize("bad", ["no json here", "[1, 2]", '{"foo": 1}', '{"entities": [}'])
 def test_parse_graph_errors_name_the_problem(bad):
-    with pytest.raises(ParseError):
+    with pytest.raises(ReplyFormatError):
         parse_graph(bad)
 
 
@@ -66,7 +67,7 @@ def test_parse_claims_and_report():
     assert claims[0].subject == "Ada" and claims[0].object == "NONE" and dropped == 1
     rep = parse_report('{"title": "T", "summary": "S", "rating": "12", "findings": ["plain", {"summary": "s"}]}')
     assert rep.rating == 10.0 and [f.summary for f in rep.findings] == ["plain", "s"]
-    with pytest.raises(ParseError, match="title"):
+    with pytest.raises(ReplyFormatError, match="title"):
         parse_report('{"summary": "no title"}')
 
 

@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 
 from driftgraph.config import TraceConfig
+from driftgraph.errors import RequestError, RetrievalNotFound
 from driftgraph.query.trace import (
     EntryCandidate,
-    TraceError,
     TraceItem,
     TraceRecorder,
     browser_cypher,
@@ -76,7 +76,7 @@ def test_disabled_and_prune(store):
     assert prune_traces(store, timedelta(days=1)) == 0
     assert prune_traces(store, timedelta(seconds=0), dry_run=True) == 1
     assert prune_traces(store, timedelta(seconds=0)) == 1
-    with pytest.raises(TraceError, match="no retrieval"):
+    with pytest.raises(RetrievalNotFound, match="no retrieval"):
         read_trace(store, rid)
 
 
@@ -86,5 +86,5 @@ def test_browser_cypher_escapes_quotes():
 
 def test_parse_age():
     assert parse_age("30d") == timedelta(days=30) and parse_age("2w") == timedelta(weeks=2)
-    with pytest.raises(TraceError, match="older-than"):
+    with pytest.raises(RequestError, match="older-than"):
         parse_age("yesterday")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import GraphragFormatError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,10 +36,6 @@ EMBEDDING_FILES = {
     "chunk": "embeddings.text_unit_text.parquet",
     "community": "embeddings.community_full_content.parquet",
 }
-
-
-class GraphragFormatError(DriftgraphError):
-    """The folder is not a GraphRAG index we can import; the message names the file and column."""
 
 
 @dataclass(frozen=True)

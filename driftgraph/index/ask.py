@@ -6,20 +6,12 @@ from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from driftgraph.config import PromptsConfig
-from driftgraph.errors import DriftgraphError
-from driftgraph.index.parse import ParseError
+from driftgraph.errors import CallFailed, FatalLLMError
+from driftgraph.index.parse import ReplyFormatError
 from driftgraph.llm.chat import ChatClient, ChatResult
 from driftgraph.prompts import render_prompt
 
 T = TypeVar("T")
-
-
-class FatalLLMError(DriftgraphError):
-    """The endpoint refuses every request (bad key, unknown model): stop instead of failing each chunk."""
-
-
-class CallFailed(Exception):
-    """A request that failed after its repair retry, or an endpoint error; recorded, never fatal."""
 
 
 class Answer(NamedTuple, Generic[T]):
@@ -43,14 +35,14 @@ def ask_json(
     fresh = int(not first.cached)
     try:
         return Answer(parse(first.text), first.text, fresh)
-    except ParseError as err:
+    except ReplyFormatError as err:
         repair = render_prompt("repair_json", prompts, error=str(err))
         retry = [*messages, {"role": "assistant", "content": first.text}, {"role": "user", "content": repair}]
         second = _complete(chat, retry, phase, max_tokens, schema)
         fresh += int(not second.cached)
         try:
             return Answer(parse(second.text), second.text, fresh)
-        except ParseError as err2:
+        except ReplyFormatError as err2:
             chat.evict(first)  # a failed chunk is retried by the next run, not replayed from the cache
             chat.evict(second)
             raise CallFailed(f"unusable answer after one repair retry: {err2}") from None

@@ -19,13 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from driftgraph.config import IndexConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import InputError
 
 _SNIFF_BYTES = 8192
-
-
-class InputError(DriftgraphError):
-    """The input path itself is unusable (missing, or yields no document)."""
 
 
 @dataclass(frozen=True)

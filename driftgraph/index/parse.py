@@ -12,13 +12,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from driftgraph.llm.jsonreply import JsonReplyError, extract_json_object
+from driftgraph.errors import ReplyFormatError
+from driftgraph.llm.jsonreply import extract_json_object
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class ParseError(ValueError):
-    """The answer holds no usable JSON object; the message says why (sent back in the repair prompt)."""
 
 
 class _Record(BaseModel):
@@ -88,11 +85,11 @@ class ReportRecord(_Record):
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """The answer's JSON object (see driftgraph.llm.jsonreply), or ``ParseError`` saying why not."""
+    """The answer's JSON object (see driftgraph.llm.jsonreply), or ``ReplyFormatError`` saying why not."""
     try:
         return extract_json_object(text)
-    except JsonReplyError as err:
-        raise ParseError(str(err)) from None
+    except ReplyFormatError as err:
+        raise ReplyFormatError(str(err)) from None
 
 
 def records(obj: dict[str, Any], key: str, model: type[M]) -> tuple[list[M], int]:
@@ -113,7 +110,7 @@ def records(obj: dict[str, Any], key: str, model: type[M]) -> tuple[list[M], int
 def parse_graph(text: str) -> tuple[list[EntityRecord], list[RelationshipRecord], int]:
     obj = json_object(text)
     if "entities" not in obj and "relationships" not in obj:
-        raise ParseError('the object has neither "entities" nor "relationships"')
+        raise ReplyFormatError('the object has neither "entities" nor "relationships"')
     entities, bad_e = records(obj, "entities", EntityRecord)
     rels, bad_r = records(obj, "relationships", RelationshipRecord)
     return entities, rels, bad_e + bad_r
@@ -122,7 +119,7 @@ def parse_graph(text: str) -> tuple[list[EntityRecord], list[RelationshipRecord]
 def parse_claims(text: str) -> tuple[list[ClaimRecord], int]:
     obj = json_object(text)
     if "claims" not in obj:
-        raise ParseError('the object has no "claims" list')
+        raise ReplyFormatError('the object has no "claims" list')
     return records(obj, "claims", ClaimRecord)
 
 
@@ -132,4 +129,4 @@ def parse_report(text: str) -> ReportRecord:
         return ReportRecord.model_validate(obj)
     except ValidationError as err:
         first = err.errors()[0]
-        raise ParseError(f"field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+        raise ReplyFormatError(f"field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None

@@ -5,14 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from driftgraph.config import LLMConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import LLMNotConfigured
 
 if TYPE_CHECKING:
     import openai
-
-
-class LLMNotConfigured(DriftgraphError):
-    pass
 
 
 def llm_configured(cfg: LLMConfig) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from driftgraph.config import EmbeddingsConfig, LLMConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import EmbedderError
 from driftgraph.llm.retry import with_retries
 
 if TYPE_CHECKING:
@@ -26,10 +26,6 @@ LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8"
 LOCAL_DIMENSIONS = 384
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _TOKENIZER_REL = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
-
-
-class EmbedderError(DriftgraphError):
-    pass
 
 
 class Embedder(Protocol):

@@ -11,12 +11,10 @@ import json
 import re
 from typing import Any
 
+from driftgraph.errors import ReplyFormatError
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-
-
-class JsonReplyError(ValueError):
-    """The reply holds no usable JSON object; the message says why."""
 
 
 def _first_object(text: str) -> str | None:
@@ -50,12 +48,12 @@ def _first_object(text: str) -> str | None:
 def extract_json_object(text: str) -> dict[str, Any]:
     """The JSON object in a model's reply: plain, fenced, inside prose, with trailing commas forgiven.
 
-    Raises ``JsonReplyError`` with a short reason (sent back to the model in a repair prompt).
+    Raises ``ReplyFormatError`` with a short reason (sent back to the model in a repair prompt).
     """
     candidates: list[str] = []
     stripped = text.strip()
     if stripped and "{" not in stripped:
-        raise JsonReplyError("no JSON object in the reply")
+        raise ReplyFormatError("no JSON object in the reply")
     if stripped:
         candidates.append(stripped)
     candidates += [m.strip() for m in _FENCE.findall(text)]
@@ -73,4 +71,4 @@ def extract_json_object(text: str) -> dict[str, Any]:
             if isinstance(value, dict):
                 return value
             last_err = f"expected a JSON object, got {type(value).__name__}"
-    raise JsonReplyError(last_err)
+    raise ReplyFormatError(last_err)

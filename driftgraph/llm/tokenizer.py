@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Protocol
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import ConfigError
 
 
 class Tokenizer(Protocol):
@@ -26,7 +26,7 @@ def get_tokenizer(encoding: str) -> Tokenizer:
             return tiktoken.get_encoding(name)
         except Exception as err:  # network errors, unknown names: try the next
             errors.append(f"{name}: {type(err).__name__}: {err}")
-    raise DriftgraphError(f"no tokenizer for encoding '{encoding}': " + "; ".join(errors))
+    raise ConfigError(f"tokenizer.encoding: no tokenizer for encoding '{encoding}': " + "; ".join(errors))
 
 
 def count_tokens(text: str, encoding: str) -> int:

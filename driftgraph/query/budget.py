@@ -16,11 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from driftgraph.errors import DriftgraphError
-
-
-class BudgetError(DriftgraphError):
-    pass
+from driftgraph.errors import BudgetError
 
 
 @dataclass(frozen=True)

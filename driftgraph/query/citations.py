@@ -5,13 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import QuestionError
 
 _NUMBER = re.compile(r"\d+")
-
-
-class QuestionError(DriftgraphError):
-    pass
 
 
 def check_question(question: str) -> str:

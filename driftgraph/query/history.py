@@ -7,13 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import HistoryError
 
 ROLES = ("user", "assistant", "system")
-
-
-class HistoryError(DriftgraphError):
-    pass
 
 
 def validate_history(data: Any, source: str = "history") -> list[dict[str, str]]:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import RequestError, RetrievalNotFound
 
 if TYPE_CHECKING:
     from driftgraph.config import TraceConfig
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 Source = Literal["report", "entity", "relationship", "chunk", "claim"]
 SOURCES: tuple[str, ...] = ("report", "entity", "relationship", "chunk", "claim")
 _WRITE_KEYS = {"chunk": "chunks", "entity": "entities", "report": "reports", "claim": "claims"}
-
-
-class TraceError(DriftgraphError):
-    pass
 
 
 @dataclass
@@ -223,7 +219,7 @@ def read_trace(store: Store, retrieval_id: str) -> dict[str, Any]:
     """The stored retrieval: properties (JSON fields decoded) and its INCLUDED/DROPPED edges."""
     rows = store.read("trace/read", id=retrieval_id)
     if not rows:
-        raise TraceError(f"no retrieval with id '{retrieval_id}' (list them with `driftgraph trace list`)")
+        raise RetrievalNotFound(f"no retrieval with id '{retrieval_id}' (list them with `driftgraph trace list`)")
     ret = dict(rows[0]["retrieval"])
     for key in ("params", "cost", "trace"):
         if isinstance(ret.get(key), str):
@@ -255,7 +251,7 @@ def parse_age(text: str) -> timedelta:
     """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` -> timedelta; anything else is a one-line error."""
     m = _DURATION.match(text)
     if not m:
-        raise TraceError(f"--older-than '{text}': use a number and a unit s, m, h, d or w (e.g. 30d)")
+        raise RequestError(f"--older-than '{text}': use a number and a unit s, m, h, d or w (e.g. 30d)", "older_than")
     return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
 
 

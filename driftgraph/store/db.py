@@ -7,12 +7,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from driftgraph.config import Neo4jConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import StoreError
 from driftgraph.store import cypher
-
-
-class StoreError(DriftgraphError):
-    """A database problem explained in one line (no driver traceback for the user)."""
 
 
 def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:

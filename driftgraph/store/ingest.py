@@ -43,16 +43,13 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from driftgraph.errors import IngestError
 from driftgraph.store.db import Store, StoreError
 
 Row = dict[str, Any]
 TokenCounter = Callable[[str], int]
 OnBatch = Callable[[int], None]
 EMBED_KINDS = ("entity", "chunk", "community")
-
-
-class IngestError(StoreError):
-    """A batch failed; says which writer and how many rows were already committed (re-run to finish)."""
 
 
 # -- texts whose tokens are counted / embedded --------------------------------------------------------------

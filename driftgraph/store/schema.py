@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from driftgraph.store.db import Store, StoreError
+from driftgraph.errors import SchemaMismatch
+from driftgraph.store.db import Store
 
 SCHEMA_VERSION = 1
 VECTOR_INDEXES = ("entity_embedding", "chunk_embedding", "community_embedding")
 FULLTEXT_INDEXES = ("entity_fulltext", "chunk_fulltext")
-
-
-class SchemaMismatch(StoreError):
-    pass
 
 
 @dataclass(frozen=True)

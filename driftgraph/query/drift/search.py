@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import DriftConfig
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import QuestionError
 from driftgraph.query.drift.graph import GraphBackend
 from driftgraph.query.drift.loop import DriftLoop, Event
 from driftgraph.query.drift.model import DriftRun, Step
@@ -59,7 +59,7 @@ def drift_search(
 ) -> SearchResult:
     """Run DRIFT for ``question`` with settings ``cfg`` (``seed`` None = ``cfg.seed``); store the trace."""
     if not question.strip():
-        raise DriftgraphError("the question is empty")
+        raise QuestionError("the question is empty")
     seed = cfg.seed if seed is None else seed
     started = time.perf_counter()
     trips = deps.store.round_trips

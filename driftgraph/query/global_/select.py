@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import NoReportsError
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.prompts import render_prompt
@@ -23,10 +23,6 @@ from driftgraph.prompts import render_prompt
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
     from driftgraph.runtime import QueryDeps
-
-
-class NoReportsError(DriftgraphError):
-    """The database holds no community reports to search."""
 
 
 @dataclass(frozen=True)

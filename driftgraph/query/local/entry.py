@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import EntryError
 from driftgraph.query.trace import EntryCandidate
 
 if TYPE_CHECKING:
@@ -72,10 +72,6 @@ _STOP = frozenset(
         "with",
     }
 )
-
-
-class EntryError(DriftgraphError):
-    pass
 
 
 @dataclass

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import DriftgraphError
+from driftgraph.errors import QuestionError
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
 from driftgraph.query.local import render
 from driftgraph.query.trace import EntryCandidate, TraceItem, TraceRecorder
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 SOURCES = ("report", "entity", "relationship", "chunk", "claim")
 MESSAGE_OVERHEAD = 7  # chat-format tokens of a system + a user message
 NO_HISTORY = "(none)"
-
-
-class LocalSearchError(DriftgraphError):
-    pass
 
 
 @dataclass
@@ -87,7 +83,7 @@ def build_local_context(
 
     question = (question or "").strip()
     if not question:
-        raise LocalSearchError("the question is empty")
+        raise QuestionError("the question is empty")
     cfg = deps.config
     count = deps.count_tokens
     rec = TraceRecorder(mode="local", question=question)
@@ -101,7 +97,7 @@ def build_local_context(
     # the question alone must fit before anything is spent on it
     window = cfg.llm.model_context_window
     if count(question) + settings.answer_reserve > window:
-        raise LocalSearchError(
+        raise QuestionError(
             f"the question ({count(question)} tokens) does not fit the model window ({window} tokens, "
             f"llm.model_context_window) with the answer reserve ({settings.answer_reserve})"
         )
