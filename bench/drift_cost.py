@@ -73,23 +73,23 @@ def main() -> None:
                     seconds = time.perf_counter() - t0
                     reqs = fake.chat_requests()
                     kinds = [request_kind(r) for r in reqs]
-                    steps = res.extra["steps"]
+                    steps = res.to_dict()["steps"]
                     rows.append(
                         {
                             "question": q,
                             "scenario": scenario,
                             "chat_calls": len(reqs),
-                            "ledger_calls": res.cost["llm_calls"],
+                            "ledger_calls": res.cost.llm_calls,
                             "hyde_calls": kinds.count("hyde"),
                             "primer_calls": kinds.count("drift_primer"),
                             "step_calls": kinds.count("drift_step"),
                             "reduce_calls": kinds.count("reduce"),
-                            "prompt_tokens_server": res.cost["prompt_tokens"],
+                            "prompt_tokens_server": res.cost.prompt_tokens,
                             "prompt_tokens_cl100k": _tokens(reqs),
                             "steps_done": sum(1 for s in steps if s["status"] == "done"),
                             "steps_uncovered": sum(1 for s in steps if s["status"] == "uncovered"),
-                            "epochs": len(res.extra["epochs"]),
-                            "stop_reason": res.extra["stop_reason"],
+                            "epochs": len(res.to_dict()["epochs"]),
+                            "stop_reason": res.to_dict()["stop_reason"],
                             "seconds": round(seconds, 3),
                         }
                     )

@@ -81,14 +81,14 @@ def main() -> None:
                             "rate_calls": sum(1 for r in reqs if schema_name(r) == "report_ratings"),
                             "map_calls": sum(1 for r in reqs if schema_name(r) == "key_points"),
                             "reduce_calls": sum(1 for r in reqs if schema_name(r) is None),
-                            "prompt_tokens_server": res.cost["prompt_tokens"],
+                            "prompt_tokens_server": res.cost.prompt_tokens,
                             "prompt_tokens_cl100k": _tokens(reqs),
                             "batches": t["map"]["batches"],
                             "reports_visited": t["selection"]["visited"],
                             "reports_mapped": t["selection"]["selected"],
                             "reports_used": sum(1 for r in t["reports"] if r["stage"] == "used"),
                             "reduce_context_tokens": res.context.tokens,
-                            "stop_reason": res.extra["stop_reason"],
+                            "stop_reason": res.to_dict()["stop_reason"],
                             "seconds": round(seconds, 3),
                         }
                     )

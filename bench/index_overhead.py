@@ -80,6 +80,7 @@ def main() -> None:
 
     from driftgraph.config import load_config
     from driftgraph.index.pipeline import run_index
+    from driftgraph.runtime import Runtime
     from driftgraph.store.db import Store
 
     server = subprocess.Popen([sys.executable, "-c", _SERVER.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True)
@@ -99,7 +100,7 @@ def main() -> None:
                 store.run_script("admin/drop_schema")
                 for label in ("cold", "cached rerun"):
                     t0 = time.perf_counter()
-                    s = run_index(cfg, store, HashEmbedder(), corpus, progress=False)
+                    s = run_index(Runtime(cfg, store=store, embedder=HashEmbedder()), corpus, progress=False)
                     runs.append(
                         {
                             "run": label,

@@ -51,14 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     units = pq.read_table(args.data / "text_units.parquet", columns=["id", "text"]).to_pydict()
     text_of = dict(zip(units["id"], units["text"], strict=True))
     with open_engine(cfg) as engine:
-        deps = engine.query_deps()
+        rt = engine.runtime.for_run()
         vectors = engine.embed([q["question"] for q in questions])
-        build_local_context(deps, questions[0]["question"], cfg.local, budget=1000, query_vector=vectors[0])  # warm
+        build_local_context(rt, questions[0]["question"], cfg.local, budget=1000, query_vector=vectors[0])  # warm
         table = {}
         for budget in args.budgets:
             recalls, used, latency, trips, hops, routes = [], [], [], [], {}, {}
             for q, vec in zip(questions, vectors, strict=True):
-                ctx = build_local_context(deps, q["question"], cfg.local, budget=budget, query_vector=vec)
+                ctx = build_local_context(rt, q["question"], cfg.local, budget=budget, query_vector=vec)
                 gold = q["gold_text_unit_ids"]
                 recalls.append(sum(text_of[g] in ctx.text for g in gold) / len(gold))
                 used.append(ctx.tokens)

@@ -1,3 +1,46 @@
-"""driftgraph: GraphRAG on Neo4j with a control plane."""
+"""driftgraph: GraphRAG on Neo4j with a control plane (thresholds, derived budgets, stop rules, traces).
+
+The public surface: ``open_engine`` / ``Engine``, the per-mode requests and results, ``Config``, and
+``DriftgraphError`` (the base of every error). See README "Python API".
+"""
+
+from driftgraph.api import Engine, open_engine
+from driftgraph.config import Config
+from driftgraph.errors import DriftgraphError, RequestError
+from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, Turn
+from driftgraph.query.result import (
+    BasicResult,
+    ContextInfo,
+    Cost,
+    DriftResult,
+    GlobalResult,
+    LocalResult,
+    SearchResult,
+)
+from driftgraph.query.trace import EntryCandidate, Trace, TraceItem
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "BasicQuery",
+    "BasicResult",
+    "Config",
+    "ContextInfo",
+    "Cost",
+    "DriftQuery",
+    "DriftResult",
+    "DriftgraphError",
+    "Engine",
+    "EntryCandidate",
+    "GlobalQuery",
+    "GlobalResult",
+    "LocalQuery",
+    "LocalResult",
+    "QueryRequest",
+    "RequestError",
+    "SearchResult",
+    "Trace",
+    "TraceItem",
+    "Turn",
+    "open_engine",
+]

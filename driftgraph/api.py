@@ -1,63 +1,62 @@
-"""The public Python API: ``open_engine()`` returns an ``Engine`` that the CLI and user code share.
+"""The public Python API: ``open_engine()`` returns an ``Engine`` that the CLI, the servers and user code share.
 
-from driftgraph.api import open_engine
-with open_engine() as engine:
-    vectors = engine.embed(["a question"])
+    from driftgraph import open_engine, LocalQuery
+    with open_engine() as engine:
+        result = engine.query(LocalQuery(question="Who recovered the turbines?", context_only=True))
+        print(result.trace.items[0].status, result.retrieval_id)
+
+An Engine owns one ``Runtime`` (config, Neo4j store, embedder, chat factory). ``query(request)`` dispatches
+on the request's type and runs on a fresh per-question ledger, so one Engine serves concurrent questions.
+``query_local`` / ``query_drift`` / ``query_global`` / ``query_basic`` are one-line wrappers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import cached_property
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config, load_config
-from driftgraph.llm.ledger import Ledger
+from driftgraph.errors import RequestError
+from driftgraph.query.history import load_history
+from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
+from driftgraph.runtime import Runtime
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from driftgraph.llm.chat import ChatClient
     from driftgraph.llm.embedder import Embedder
-    from driftgraph.query.result import SearchResult
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.query.result import BasicResult, DriftResult, GlobalResult, LocalResult, SearchResult
     from driftgraph.store.db import Store
+
+__all__ = ["Engine", "load_history", "open_engine", "parse_age"]
+
+TokenSink = Callable[[str], None]
+EventSink = Callable[[str, dict[str, Any]], None]
 
 
 class Engine:
-    """Holds the config and opens the database, embedder and chat client on first use."""
+    """Holds one Runtime; opens the database, embedder and chat client on first use."""
 
-    def __init__(self, config: Config) -> None:
-        self.config = config
+    def __init__(self, config: Config | Runtime) -> None:
+        self.runtime = config if isinstance(config, Runtime) else Runtime(config)
 
-    # -- parts, opened lazily so `driftgraph config show` never touches Neo4j or ONNX ---------------
-    @cached_property
+    # -- parts ---------------------------------------------------------------------------------------
+    @property
+    def config(self) -> Config:
+        return self.runtime.config
+
+    @property
     def store(self) -> Store:
-        from driftgraph.store.db import Store
+        return self.runtime.store
 
-        return Store(self.config.neo4j)
-
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
-        from driftgraph.llm.embedder import make_embedder
-
-        return make_embedder(self.config.embeddings, self.config.llm)
-
-    def chat(self, ledger: Ledger) -> ChatClient:
-        from driftgraph.llm.chat import ChatClient
-
-        return ChatClient(self.config.llm, ledger)
-
-    def query_deps(self, ledger: Ledger | None = None) -> QueryDeps:
-        """What query modules receive instead of the Engine (``query`` never imports ``api``)."""
-        from driftgraph.runtime import QueryDeps
-
-        return QueryDeps(self.config, self.store, self.embedder, self.chat, ledger or Ledger())
+        return self.runtime.embedder
 
     def close(self) -> None:
-        if "store" in self.__dict__:
-            self.store.close()
+        self.runtime.close()
 
     def __enter__(self) -> Engine:
         return self
@@ -65,119 +64,93 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- operations ----------------------------------------------------------------------------------
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """The configured embedder's L2-normalised vectors (benchmarks use this so all systems match)."""
-        return self.embedder.embed(texts)
-
-    def query_local(
-        self,
-        question: str,
-        *,
-        context_only: bool = False,
-        budget: int | None = None,
-        history: Sequence[dict[str, str]] | None = None,
-        exclude: Sequence[str] = (),
-        route: str | None = None,
-        on_token: Callable[[str], None] | None = None,
+    # -- questions -----------------------------------------------------------------------------------
+    def query(
+        self, request: QueryRequest, *, on_token: TokenSink | None = None, on_event: EventSink | None = None
     ) -> SearchResult:
-        """Local search (DESIGN §4) with the ``local`` config section; the trace is stored unless disabled."""
-        from driftgraph.query.local.search import local_search
+        """Answer one request in its mode; ``on_token`` streams the answer, ``on_event`` DRIFT's progress."""
+        rt = self.runtime.for_run()
+        rt.check_schema()
+        if isinstance(request, LocalQuery):
+            from driftgraph.query.local.search import local_search
 
-        self.check_schema()
-        return local_search(
-            self.query_deps(),
-            question,
-            self.config.local,
-            budget=budget,
-            history=history,
-            exclude=exclude,
-            route=route,
-            context_only=context_only,
-            on_token=on_token,
-        )
+            return local_search(rt, request, on_token=on_token)
+        if isinstance(request, DriftQuery):
+            from driftgraph.query.drift.search import drift_search
 
-    def index(self, path: str | Path, *, reset: bool = False, progress: bool = False) -> dict[str, Any]:
-        """Build or update the index from the documents under ``path`` (DESIGN §6); ``reset`` empties the
-        database first (needed over an imported index). Returns the summary."""
-        from driftgraph.index.pipeline import run_index
+            return drift_search(rt, request, on_token=on_token, on_event=on_event)
+        if isinstance(request, GlobalQuery):
+            from driftgraph.query.global_.search import global_search
 
-        return run_index(self.config, self.store, self.embedder, path, reset=reset, progress=progress)
+            return global_search(rt, request, on_token=on_token)
+        if isinstance(request, BasicQuery):
+            from driftgraph.query.basic.search import basic_search
 
-    def query_global(
-        self,
-        question: str,
-        *,
-        level: int | None = None,
-        dynamic: bool | None = None,
-        budget: int | None = None,
-        seed: int | None = None,
-        on_token: Callable[[str], None] | None = None,
-    ) -> SearchResult:
-        """Global search over community reports (map in batches, reduce); ``level``/``dynamic`` override config."""
-        from driftgraph.query.global_.search import global_search
+            return basic_search(rt, request, on_token=on_token)
+        raise RequestError(f"not a query request: {type(request).__name__}", "request")
 
-        self.check_schema()
-        return global_search(
-            self.query_deps(),
-            question,
-            self.config.global_,
-            level=level,
-            dynamic=dynamic,
-            budget=budget,
-            seed=seed,
-            on_token=on_token,
-        )
-
-    def query_basic(
-        self,
-        question: str,
-        *,
-        context_only: bool = False,
-        budget: int | None = None,
-        on_token: Callable[[str], None] | None = None,
-    ) -> SearchResult:
-        """Basic search, the baseline: nearest chunks until the budget is full, then one answer call."""
-        from driftgraph.query.basic.search import basic_search
-
-        self.check_schema()
-        return basic_search(
-            self.query_deps(), question, self.config.basic, budget=budget, context_only=context_only, on_token=on_token
-        )
+    def query_local(self, question: str, *, on_token: TokenSink | None = None, **fields: Any) -> LocalResult:
+        """Local search; ``fields`` are ``LocalQuery``'s (context_only, budget, history, exclude, route ...)."""
+        return self.query(LocalQuery(question=question, **fields), on_token=on_token)  # type: ignore[return-value]
 
     def query_drift(
-        self,
-        question: str,
-        *,
-        seed: int | None = None,
-        reduce: bool | None = None,
-        max_llm_calls: int | None = None,
-        max_depth: int | None = None,
-        on_token: Callable[[str], None] | None = None,
-        on_event: Callable[[str, dict[str, Any]], None] | None = None,
-    ) -> SearchResult:
-        """DRIFT search (DESIGN §5); the keyword arguments override the ``drift`` section for this question."""
-        from driftgraph.query.drift.search import drift_search, drift_settings
+        self, question: str, *, on_token: TokenSink | None = None, on_event: EventSink | None = None, **fields: Any
+    ) -> DriftResult:
+        """DRIFT search; ``fields`` are ``DriftQuery``'s (seed, reduce, max_llm_calls, max_depth ...)."""
+        return self.query(DriftQuery(question=question, **fields), on_token=on_token, on_event=on_event)  # type: ignore[return-value]
 
-        self.check_schema()
-        cfg = drift_settings(self.config.drift, reduce=reduce, max_llm_calls=max_llm_calls, max_depth=max_depth)
-        return drift_search(self.query_deps(), question, cfg, seed=seed, on_token=on_token, on_event=on_event)
+    def query_global(self, question: str, *, on_token: TokenSink | None = None, **fields: Any) -> GlobalResult:
+        """Global search; ``fields`` are ``GlobalQuery``'s (level, dynamic, budget, seed ...)."""
+        return self.query(GlobalQuery(question=question, **fields), on_token=on_token)  # type: ignore[return-value]
 
+    def query_basic(self, question: str, *, on_token: TokenSink | None = None, **fields: Any) -> BasicResult:
+        """Basic search; ``fields`` are ``BasicQuery``'s (context_only, budget ...)."""
+        return self.query(BasicQuery(question=question, **fields), on_token=on_token)  # type: ignore[return-value]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """The configured embedder's L2-normalised vectors (benchmarks use this so all systems match)."""
+        return self.runtime.embedder.embed(texts)
+
+    # -- stored retrievals -----------------------------------------------------------------------------
+    def retrieval(self, retrieval_id: str) -> dict[str, Any]:
+        """A stored retrieval: its properties (JSON decoded: params, cost, trace) and INCLUDED/DROPPED edges."""
+        from driftgraph.query.trace import read_trace
+
+        return read_trace(self.store, retrieval_id)
+
+    def retrievals(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The most recent retrievals, newest first."""
+        from driftgraph.query.trace import list_traces
+
+        return list_traces(self.store, limit)
+
+    def retrieval_cypher(self, retrieval_id: str) -> str:
+        """The Cypher that draws a stored retrieval in Neo4j Browser (fails on an unknown id)."""
+        from driftgraph.query.trace import browser_cypher
+
+        self.retrieval(retrieval_id)
+        return browser_cypher(retrieval_id)
+
+    def prune_retrievals(self, older_than: timedelta, *, dry_run: bool = False) -> int:
+        """Delete retrievals (and DRIFT steps) older than ``older_than``; returns how many (would be) deleted."""
+        from driftgraph.query.trace import prune_traces
+
+        return prune_traces(self.store, older_than, dry_run=dry_run)
+
+    # -- building the index ----------------------------------------------------------------------------
     def ensure_schema(self) -> None:
-        from driftgraph.store.schema import ensure_schema
-
-        ensure_schema(self.store, self.embedder.model_id, self.embedder.dimensions)
+        self.runtime.ensure_schema()
 
     def check_schema(self) -> None:
         """Refuse to query a database built with another embedder or dimension."""
-        from driftgraph.store.schema import check_meta
+        self.runtime.check_schema()
 
-        check_meta(self.store, self.embedder.model_id, self.embedder.dimensions)
+    def index(self, path: str | Path, *, reset: bool = False, progress: bool = False) -> dict[str, Any]:
+        """Build or update the index from the documents under ``path`` (README "Indexing documents");
+        ``reset`` empties the database first (needed over an imported index). Returns the summary."""
+        from driftgraph.index.pipeline import run_index
 
-    def doctor(self) -> dict[str, Any]:
-        from driftgraph.doctor import run_checks
-
-        return run_checks(self)
+        return run_index(self.runtime, path, reset=reset, progress=progress)
 
     def import_graphrag(
         self,
@@ -191,13 +164,26 @@ class Engine:
         """Load a GraphRAG output folder (ids kept); ``embed``/``batch_size`` default to the ``import`` section."""
         from driftgraph.importers.load import run_import
 
-        return run_import(self, path, reset=reset, embed=embed, batch_size=batch_size, progress=progress)
+        return run_import(self.runtime, path, reset=reset, embed=embed, batch_size=batch_size, progress=progress)
 
     def export_graphrag(self, out: str | Path, *, progress: Any = None) -> dict[str, Any]:
         """Write the graph back as GraphRAG parquet tables; returns rows written per table."""
         from driftgraph.importers.export import run_export
 
-        return run_export(self.store, out, self.config.import_.batch_size, progress=progress)
+        return run_export(self.runtime, out, progress=progress)
+
+    def doctor(self) -> dict[str, Any]:
+        """Each part checked on its own: Neo4j, schema, embedder, tokenizer, LLM endpoint."""
+        from driftgraph.doctor import run_checks
+
+        return run_checks(self.runtime)
+
+
+def parse_age(text: str) -> timedelta:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` -> timedelta (``--older-than``)."""
+    from driftgraph.query.trace import parse_age as _parse
+
+    return _parse(text)
 
 
 def open_engine(config: Config | str | Path | None = None) -> Engine:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from driftgraph.api import Engine
+    from driftgraph.runtime import Runtime
 
 
 def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -20,11 +20,11 @@ def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run_checks(engine: Engine) -> dict[str, Any]:
-    cfg = engine.config
+def run_checks(rt: Runtime) -> dict[str, Any]:
+    cfg = rt.config
 
     def neo4j() -> dict[str, Any]:
-        row = engine.store.read("admin/version")[0]
+        row = rt.store.read("admin/version")[0]
         return {
             "version": row["version"],
             "edition": row["edition"],
@@ -35,23 +35,23 @@ def run_checks(engine: Engine) -> dict[str, Any]:
     def schema() -> dict[str, Any]:
         from driftgraph.store.schema import schema_status
 
-        status = schema_status(engine.store)
+        status = schema_status(rt.store)
         if status["embedder"] and (status["embedder"], status["dimensions"]) != (
-            engine.embedder.model_id,
-            engine.embedder.dimensions,
+            rt.embedder.model_id,
+            rt.embedder.dimensions,
         ):
             status["ok"] = False
             status["error"] = (
                 f"built with {status['embedder']} ({status['dimensions']}-d), config uses "
-                f"{engine.embedder.model_id} ({engine.embedder.dimensions}-d)"
+                f"{rt.embedder.model_id} ({rt.embedder.dimensions}-d)"
             )
         if not status["ok"] and "error" not in status:
             status["error"] = "schema not initialised: import or index something first"
         return status
 
     def embedder() -> dict[str, Any]:
-        vec = engine.embed(["driftgraph doctor"])
-        return {"provider": cfg.embeddings.provider, "model": engine.embedder.model_id, "dimensions": int(vec.shape[1])}
+        vec = rt.embedder.embed(["driftgraph doctor"])
+        return {"provider": cfg.embeddings.provider, "model": rt.embedder.model_id, "dimensions": int(vec.shape[1])}
 
     def tokenizer() -> dict[str, Any]:
         from driftgraph.llm.tokenizer import get_tokenizer

@@ -1,4 +1,5 @@
-"""Bounded parallel map for LLM-bound stages: results in input order, the first fatal error stops the rest."""
+"""The one bounded parallel map (indexing stages, global map and rating calls): results in input order, not
+finish order, so concurrency never changes an outcome; the first exception cancels what has not started."""
 
 from __future__ import annotations
 

@@ -1,13 +1,16 @@
-"""What a query module needs, handed in by ``Engine.query_deps()`` so ``query`` never imports ``api``.
+"""The Runtime: what every layer below the API needs, handed over one way.
 
-Every mode takes one ``QueryDeps``: the config, the store, the embedder, a chat-client factory and the
-ledger that collects the run's cost. Tests and benchmarks can build one directly.
+One ``Runtime`` holds the config and opens the Neo4j store and the embedder on first use (so
+``driftgraph config show`` never touches Neo4j or ONNX). Query modes, the indexer, the importer and
+``doctor`` all take a Runtime; none of them imports ``driftgraph.api``. A query runs on
+``runtime.for_run()``: the same store and embedder with a fresh cost ledger, so concurrent questions on one
+Engine never mix their costs. Tests and benchmarks build one directly: ``Runtime(config)``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from driftgraph.config import Config
@@ -20,27 +23,88 @@ if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
     from driftgraph.store.db import Store
 
+ChatFactory = Callable[[Ledger], "ChatClient"]
 
-@dataclass
-class QueryDeps:
-    """Dependencies of one query run. ``ledger`` is per run: create a fresh one with ``fresh()``."""
 
-    config: Config
-    store: Store
-    embedder: Embedder
-    chat_factory: Callable[[Ledger], ChatClient]
-    ledger: Ledger = field(default_factory=Ledger)
+class _Parts:
+    """The expensive parts shared by every run view of one Runtime, opened lazily and once."""
+
+    def __init__(self, config: Config, store: Store | None, embedder: Embedder | None) -> None:
+        self.config = config
+        self.store = store
+        self.embedder = embedder
+        self.lock = threading.Lock()
+
+    def get_store(self) -> Store:
+        with self.lock:
+            if self.store is None:
+                from driftgraph.store.db import Store
+
+                self.store = Store(self.config.neo4j)
+            return self.store
+
+    def get_embedder(self) -> Embedder:
+        with self.lock:
+            if self.embedder is None:
+                from driftgraph.llm.embedder import make_embedder
+
+                self.embedder = make_embedder(self.config.embeddings, self.config.llm)
+            return self.embedder
+
+
+def _default_chat(config: Config) -> ChatFactory:
+    def make(ledger: Ledger) -> ChatClient:
+        from driftgraph.llm.chat import ChatClient
+
+        return ChatClient(config.llm, ledger)
+
+    return make
+
+
+class Runtime:
+    """Config, store, embedder, chat factory and the ledger of the current run."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        chat_factory: ChatFactory | None = None,
+        ledger: Ledger | None = None,
+        _parts: _Parts | None = None,
+    ) -> None:
+        self.config = config
+        self._parts = _parts or _Parts(config, store, embedder)
+        self.chat_factory = chat_factory or _default_chat(config)
+        self.ledger = ledger or Ledger()
+
+    @property
+    def store(self) -> Store:
+        return self._parts.get_store()
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._parts.get_embedder()
+
+    @property
+    def store_opened(self) -> bool:
+        return self._parts.store is not None
+
+    def for_run(self) -> Runtime:
+        """Same parts, a new empty ledger: one per question, so costs never mix."""
+        return Runtime(self.config, chat_factory=self.chat_factory, _parts=self._parts)
+
+    def with_config(self, config: Config) -> Runtime:
+        """The same opened parts under another config (benchmarks vary query sections, not Neo4j)."""
+        return Runtime(config, chat_factory=_default_chat(config), ledger=self.ledger, _parts=self._parts)
 
     def chat(self) -> ChatClient:
         """A chat client that records into this run's ledger."""
         return self.chat_factory(self.ledger)
 
-    def fresh(self) -> QueryDeps:
-        """Same parts, a new empty ledger (one per question, so costs never mix)."""
-        return QueryDeps(self.config, self.store, self.embedder, self.chat_factory, Ledger())
-
     def embed(self, texts: Sequence[str], phase: str = "embed") -> np.ndarray:
-        """Embed and record the call in the ledger (the shared embedder has no ledger of its own)."""
+        """Embed and record the call in this run's ledger (the shared embedder has no ledger of its own)."""
         vectors = self.embedder.embed(list(texts))
         self.ledger.record(phase, embedding_calls=1, embedding_tokens=sum(self.count_tokens(t) for t in texts))
         return vectors
@@ -59,3 +123,20 @@ class QueryDeps:
         if encode is None:
             return [self.count_tokens(t) for t in texts]
         return [len(encode(t)) for t in texts]
+
+    def ensure_schema(self) -> None:
+        """Create constraints and indexes for the configured embedder (idempotent)."""
+        from driftgraph.store.schema import ensure_schema
+
+        ensure_schema(self.store, self.embedder.model_id, self.embedder.dimensions)
+
+    def check_schema(self) -> None:
+        """Refuse to query a database built with another embedder or dimension."""
+        from driftgraph.store.schema import check_meta
+
+        check_meta(self.store, self.embedder.model_id, self.embedder.dimensions)
+
+    def close(self) -> None:
+        if self._parts.store is not None:
+            self._parts.store.close()
+            self._parts.store = None

@@ -76,7 +76,6 @@ def main() -> int:
             cfg.llm.model = "hand-written"
             cfg.index.cache_dir = cache
             from driftgraph.api import Engine
-            from driftgraph.importers.export import run_export
 
             with Engine(cfg) as eng:
                 eng.store.run_auto("admin/reset")
@@ -87,7 +86,7 @@ def main() -> int:
                     return 1
                 for old in args.out.glob("*.parquet"):
                     old.unlink()
-                exported = run_export(eng.store, args.out, 1000)
+                exported = eng.export_graphrag(args.out)
     finally:
         server.stop()
     keep = ("documents", "chunks", "entities", "relationships", "communities", "reports", "llm_calls")

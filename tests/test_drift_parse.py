@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from driftgraph.query.drift.citations import check_citations, strip_citations
+from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.parse import parse_answer
 from driftgraph.query.drift.queue import FollowUpQueue, Offer, normalise
 from driftgraph.query.drift.stop import Budget, EpochState, StopRule

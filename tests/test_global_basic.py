@@ -41,7 +41,7 @@ def test_full_level_map_calls_equal_batches_and_trace_lists_every_report(dulce, 
     with open_engine(cfg) as eng:
         res = eng.query_global(BROAD)
         stored = read_trace(eng.store, res.retrieval_id)
-    t = res.trace
+    t = res.trace.to_dict()
     maps = _calls(fake_llm, "key_points")
     assert len(maps) == t["map"]["batches"] == len(t["batches"]) == t["map"]["calls"] > 1
     assert _calls(fake_llm, "report_ratings") == []
@@ -53,13 +53,13 @@ def test_full_level_map_calls_equal_batches_and_trace_lists_every_report(dulce, 
     for r in t["reports"]:
         assert r["stage"] in ("used", "mapped") and r["batch"] is not None
         assert (r["status"] == "included") == (r["stage"] == "used") == (r["used_points"] > 0)
-    assert res.answer and res.extra["stop_reason"] == "answered"
+    assert res.answer and res.stop_reason == "answered"
     # the envelope and the stored trace agree: one INCLUDED edge per used report
     assert set(res.to_dict()) >= {"mode", "question", "answer", "retrieval_id", "context", "trace", "cost"}
     used = {r["id"] for r in t["reports"] if r["stage"] == "used"}
     assert {e["node_id"] for e in stored["edges"] if e["edge"] == "INCLUDED"} == used
-    assert res.cost["llm_calls"] == len(fake_llm.chat_requests())
-    assert set(res.cost["phases"]) == {"map", "reduce"}
+    assert res.cost.llm_calls == len(fake_llm.chat_requests())
+    assert set(res.cost.phases) == {"map", "reduce"}
 
 
 def test_dynamic_descends_only_into_relevant_reports_and_maps_less(dulce, fake_llm):
@@ -73,8 +73,8 @@ def test_dynamic_descends_only_into_relevant_reports_and_maps_less(dulce, fake_l
         stored = read_trace(eng.store, dyn.retrieval_id)["retrieval"]
     assert stored["params"]["dynamic"] is True and stored["mode"] == "global" and stored["stop_reason"] == "answered"
     dyn_maps = len(_calls(fake_llm, "key_points"))
-    t = dyn.trace
-    assert dyn_maps == t["map"]["batches"] < full_maps == full.trace["map"]["batches"]
+    t = dyn.trace.to_dict()
+    assert dyn_maps == t["map"]["batches"] < full_maps == full.trace.to_dict()["map"]["batches"]
     assert len(_calls(fake_llm, "report_ratings")) == t["selection"]["rate_calls"] >= 1
     reports = {r["id"]: r for r in t["reports"]}
     low = [r for r in reports.values() if r["reason"] == "low_rating"]
@@ -85,7 +85,7 @@ def test_dynamic_descends_only_into_relevant_reports_and_maps_less(dulce, fake_l
     assert not any(r["community"] in (7, 8, 9) for r in reports.values())
     mapped = [r for r in reports.values() if r["batch"] is not None]
     assert {r["community"] for r in mapped} == {5, 6}
-    assert dyn.cost["prompt_tokens"] < full.cost["prompt_tokens"]
+    assert dyn.cost.prompt_tokens < full.cost.prompt_tokens
 
 
 def test_reduce_prompt_stays_within_the_derived_budget(dulce, fake_llm):
@@ -110,7 +110,7 @@ def test_reduce_prompt_stays_within_the_derived_budget(dulce, fake_llm):
     )
     with open_engine(cfg) as eng:
         res = eng.query_global(BROAD)
-    t = res.trace
+    t = res.trace.to_dict()
     mb = t["map"]["budget"]
     assert mb["context"] == mb["derived"] == window - 300 - mb["prompt"] - mb["question"] < mb["cap"]
     assert all(b["tokens"] <= mb["context"] for b in t["batches"])
@@ -143,17 +143,17 @@ def test_malformed_map_output_is_repaired_or_counted(dulce, fake_llm):
     cfg = _cfg(dulce, fake_llm)
     with open_engine(cfg) as eng:
         res = eng.query_global(BROAD, budget=1000)  # one report per batch: 9 batches
-    m = res.trace["map"]
+    m = res.trace.to_dict()["map"]
     assert m["batches"] == 9 and m["repaired"] == 1 and m["malformed"] == 1
     assert m["calls"] == 9 + 1 + 1 == len(_calls(fake_llm, "key_points"))
     repair = [r for r in _calls(fake_llm, "key_points") if len(r["messages"]) == 4]
     assert len(repair) == 2 and "could not be used" in repair[0]["messages"][3]["content"]
-    by_short = {r["short_id"]: r for r in res.trace["reports"]}
+    by_short = {r["short_id"]: r for r in res.trace.to_dict()["reports"]}
     assert by_short[2]["reason"] == "map_malformed" and by_short[2]["status"] == "dropped"
     assert by_short[1]["status"] == "included"
-    bad = next(b for b in res.trace["batches"] if b["malformed"])
+    bad = next(b for b in res.trace.to_dict()["batches"] if b["malformed"])
     assert bad["reports"] == [2] and "no JSON object" in bad["error"]
-    assert res.extra["stop_reason"] == "answered"
+    assert res.stop_reason == "answered"
 
 
 def test_result_does_not_depend_on_completion_order(dulce, fake_llm):
@@ -169,11 +169,11 @@ def test_result_does_not_depend_on_completion_order(dulce, fake_llm):
         fake_llm.delay = slow_first
         b = eng.query_global(BROAD)
         c = eng.query_global(BROAD, seed=1)
-    assert a.trace["map"]["batches"] >= 4
+    assert a.trace.to_dict()["map"]["batches"] >= 4
     for key in ("points", "batches", "reports"):
-        assert a.trace[key] == b.trace[key]
+        assert a.trace.to_dict()[key] == b.trace.to_dict()[key]
     assert a.context.text == b.context.text
-    assert [r["id"] for r in c.trace["reports"]] != [r["id"] for r in a.trace["reports"]]
+    assert [r["id"] for r in c.trace.to_dict()["reports"]] != [r["id"] for r in a.trace.to_dict()["reports"]]
 
 
 def test_basic_fills_the_budget_with_nearest_chunks(dulce, fake_llm):
@@ -184,7 +184,7 @@ def test_basic_fills_the_budget_with_nearest_chunks(dulce, fake_llm):
         stored = read_trace(eng.store, res.retrieval_id)
     with open_engine(_cfg(dulce, fake_llm, basic={"hybrid": True})) as eng:
         hybrid = eng.query_basic("alien technology", budget=3000)
-    t = res.trace
+    t = res.trace.to_dict()
     items = t["items"]
     # both first hits fitted, so k doubled; then one of 4 did not fit and the room left is below any chunk
     assert t["retrieval"]["fetches"] == 2 and t["retrieval"]["k"] == 4
@@ -201,9 +201,9 @@ def test_basic_fills_the_budget_with_nearest_chunks(dulce, fake_llm):
     assert {e["node_id"] for e in stored["edges"] if e["edge"] == "INCLUDED"} == {
         i["id"] for i in items if i["status"] == "included"
     }
-    assert res.cost["embedding_calls"] == 1 and res.cost["llm_calls"] == 1
-    assert any("fulltext" in (i.get("hop") or "") for i in hybrid.trace["items"])
-    assert hybrid.trace["retrieval"]["fulltext_hits"] >= 1
+    assert res.cost.embedding_calls == 1 and res.cost.llm_calls == 1
+    assert any("fulltext" in (i.hop or "") for i in hybrid.trace.items)
+    assert hybrid.trace.extra["retrieval"]["fulltext_hits"] >= 1
 
 
 def test_cli_global_and_basic_print_the_shared_envelope(dulce, fake_llm, tmp_path):
@@ -232,8 +232,8 @@ def test_unreadable_ratings_keep_their_reports(dulce, fake_llm):
     cfg = _cfg(dulce, fake_llm, global_={"repair_retries": 0})
     with open_engine(cfg) as eng:
         res = eng.query_global(QUESTION, dynamic=True)
-    sel = res.trace["selection"]
+    sel = res.trace.to_dict()["selection"]
     assert sel["rate_malformed"] == sel["rate_batches"] == sel["rate_calls"] == 2  # roots, then root 0's children
-    rated = [r for r in res.trace["reports"] if r["stage"] != "listed"]
+    rated = [r for r in res.trace.to_dict()["reports"] if r["stage"] != "listed"]
     assert all(r["rating"] is None and r["reason"] != "low_rating" for r in rated)
-    assert sel["selected"] == 9 and res.extra["stop_reason"] == "answered"
+    assert sel["selected"] == 9 and res.stop_reason == "answered"

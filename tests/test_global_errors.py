@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from driftgraph.api import open_engine
-from driftgraph.query.citations import QuestionError
+from driftgraph.errors import QuestionError
 from driftgraph.query.global_.select import NoReportsError
 from tests.conftest import make_config
 from tests.support.global_fake import responder
@@ -23,5 +23,5 @@ def test_empty_database_and_empty_question(neo4j_cfg, neo4j_config, fake_llm):
         with pytest.raises(QuestionError):
             eng.query_global("   ")
         res = eng.query_basic("Anything at all?")
-    assert res.extra["stop_reason"] == "no_chunks" and res.trace["absent_sources"] == ["chunk"]
+    assert res.stop_reason == "no_chunks" and res.trace.absent_sources == ["chunk"]
     assert res.answer and res.context.tokens == 0 and fake_llm.chat_requests() == []

@@ -9,16 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftgraph.config import Config
+from driftgraph.errors import QuestionError
 from driftgraph.llm.jsonreply import extract_json_object as parse_json_object
 from driftgraph.llm.structured import as_int
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.basic.search import fulltext_query
-from driftgraph.query.citations import QuestionError, check_question, map_citations
+from driftgraph.query.citations import map_citations
 from driftgraph.query.global_.map import _parse_points, make_batches
 from driftgraph.query.global_.select import Report, ReportState, _ratings_validator
-from driftgraph.runtime import QueryDeps
+from driftgraph.query.requests import check_question
+from driftgraph.runtime import Runtime
 
-DEPS = QueryDeps(Config(), store=None, embedder=None, chat_factory=None)  # type: ignore[arg-type]
+DEPS = Runtime(Config())  # store and embedder open lazily: never here
 
 
 def test_parse_json_object_reads_fenced_and_wrapped_replies():

@@ -171,7 +171,7 @@ def test_off_topic_question_has_no_entry_entities_and_says_so(dulce, fake_llm):
     assert out["cost"]["llm_calls"] == 0 and not fake_llm.chat_requests()
     assert "does not contain enough relevant information" in out["answer"]
     with open_engine(_cfg(dulce, fake_llm)) as eng:  # a budget too small for the note: still within it
-        tiny = build_local_context(eng.query_deps(), "Chocolate chip cookie recipe?", eng.config.local, budget=10)
+        tiny = build_local_context(eng.runtime.for_run(), "Chocolate chip cookie recipe?", eng.config.local, budget=10)
     assert tiny.tokens <= 10
 
 
@@ -201,9 +201,9 @@ def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
 
 def test_retrieval_is_two_round_trips(dulce, fake_llm):
     with open_engine(_cfg(dulce, fake_llm)) as eng:
-        deps = eng.query_deps()
+        rt = eng.runtime.for_run()
         before = eng.store.round_trips
-        ctx = build_local_context(deps, QUESTION, eng.config.local, budget=3000)
+        ctx = build_local_context(rt, QUESTION, eng.config.local, budget=3000)
         assert eng.store.round_trips - before == ctx.recorder.round_trips == 2
         assert ctx.tokens <= 3000 and ctx.chunk_ids
         assert {c.hop for c in ctx.included if c.source == "chunk"} <= {

@@ -6,6 +6,7 @@ import pytest
 from driftgraph.config import LocalConfig
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.budget import Candidate
+from driftgraph.query.citations import check_local
 from driftgraph.query.history import HistoryError, validate_history
 from driftgraph.query.local import render
 from driftgraph.query.local.entry import fulltext_query, select_entry
@@ -126,7 +127,7 @@ def test_rendered_parts_add_up_to_the_whole():
 
 def test_citations_map_to_real_ids_and_report_unmapped():
     ids = {"Sources": {1: "c-1", 3: "c-3"}, "Reports": {2: "r-2"}}
-    out = render.check_citations(
+    out = check_local(
         "A [Data: Sources (1, 3, +more); Reports (2)]. B [Data: Sources (9); Entities (1)]. No refs here.", ids
     )
     assert out["cited"] == {"Sources": ["c-1", "c-3"], "Reports": ["r-2"]}

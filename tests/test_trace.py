@@ -8,8 +8,8 @@ from driftgraph.config import TraceConfig
 from driftgraph.errors import RequestError, RetrievalNotFound
 from driftgraph.query.trace import (
     EntryCandidate,
+    Trace,
     TraceItem,
-    TraceRecorder,
     browser_cypher,
     parse_age,
     prune_traces,
@@ -36,7 +36,7 @@ def _seed(store):
 
 
 def _recorder():
-    rec = TraceRecorder(mode="local", question="what is alpha?")
+    rec = Trace(mode="local", question="what is alpha?")
     rec.add_entry(EntryCandidate("e1", "ALPHA", 0.9, "kept", similarity=0.9, vector_rank=1))
     rec.add_entry(EntryCandidate("e2", "BETA", 0.1, "dropped", "below_threshold", similarity=0.1, vector_rank=2))
     rec.add_item(TraceItem("chunk", "c1", 5, "included", rank=1, hop="vector"))

@@ -49,17 +49,17 @@ def main() -> None:
                         t0 = time.perf_counter()
                         res = eng.query_drift(q)
                         seconds = time.perf_counter() - t0
-                        steps = res.extra.get("steps", [])
+                        steps = res.to_dict()["steps"]
                         rows.append(
                             {
                                 "question": q,
                                 "scenario": scenario,
                                 "rep": rep,
                                 **fake_llm.chat_cost(fake.requests),
-                                "ledger_calls": res.cost["llm_calls"],
+                                "ledger_calls": res.cost.llm_calls,
                                 "steps_done": sum(1 for s in steps if s.get("status") == "done"),
                                 "steps_uncovered": sum(1 for s in steps if s.get("status") == "uncovered"),
-                                "stop_reason": res.extra.get("stop_reason"),
+                                "stop_reason": res.stop_reason,
                                 "seconds": seconds,
                             }
                         )
@@ -75,7 +75,7 @@ def main() -> None:
                             "question": q,
                             "mode": mode,
                             **fake_llm.chat_cost(fake.requests),
-                            "stop_reason": res.extra.get("stop_reason"),
+                            "stop_reason": res.stop_reason,
                             "seconds": time.perf_counter() - t0,
                         }
                     )

@@ -35,7 +35,7 @@ def main() -> None:
     rss0 = metrics.current_rss_mb()
     eng = common.engine(a.uri)
     eng.check_schema()
-    deps = eng.query_deps()
+    rt = eng.runtime.for_run()
     units = data.text_units(a.root)
     qs = data.questions(a.questions) if a.questions else data.questions()
     budgets = [int(b) for b in a.budgets.split(",") if b]
@@ -43,7 +43,7 @@ def main() -> None:
 
     def assemble(q, budget: int) -> tuple[str, int, float]:
         t = time.perf_counter()
-        ctx = build_local_context(deps.fresh(), q.question, eng.config.local, budget=budget, query_vector=qvec[q.id])
+        ctx = build_local_context(rt.for_run(), q.question, eng.config.local, budget=budget, query_vector=qvec[q.id])
         return ctx.text, ctx.tokens, (time.perf_counter() - t) * 1000
 
     assemble(qs[0], budgets[0] if budgets else a.speed_budget)  # warm-up: driver, pools, plan cache

@@ -40,7 +40,7 @@ def main() -> None:
         from driftgraph.query.local.search import build_local_context
 
         eng.check_schema()
-        deps = eng.query_deps()
+        rt = eng.runtime.for_run()
         queries = json.loads((a.dir / "queries.json").read_text())
         vecs = [np.asarray(q["vector"], dtype=np.float32) for q in queries]
         rss0 = metrics.current_rss_mb()
@@ -48,7 +48,7 @@ def main() -> None:
         def one(i: int) -> tuple[float, int]:
             t = time.perf_counter()
             ctx = build_local_context(
-                deps.fresh(), queries[i]["question"], eng.config.local, budget=a.budget, query_vector=vecs[i]
+                rt.for_run(), queries[i]["question"], eng.config.local, budget=a.budget, query_vector=vecs[i]
             )
             return (time.perf_counter() - t) * 1000, ctx.tokens
 

@@ -44,3 +44,8 @@ def console() -> Any:
     from rich.console import Console
 
     return Console()
+
+
+def field_help(model: Any, name: str) -> str:
+    """A request field's description: the one text ``--help``, the README and the HTTP schema share."""
+    return str(model.model_fields[name].description or "")

@@ -6,45 +6,45 @@ from typing import Annotated, Any
 
 import typer
 
-from driftgraph.cli.common import JsonOpt, engine, print_json
+from driftgraph import DriftQuery
+from driftgraph.cli.common import JsonOpt, engine, field_help, print_json
 from driftgraph.cli.query import query_app
 
 
 @query_app.command("drift")
 def query_drift(
-    question: Annotated[str, typer.Argument(help="The question.")],
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed (default: drift.seed).")] = None,
+    question: Annotated[str, typer.Argument(help=field_help(DriftQuery, "question"))],
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help=field_help(DriftQuery, "seed"))] = None,
     as_json: JsonOpt = False,
     no_reduce: Annotated[bool, typer.Option("--no-reduce", help="Return the step tree, no final answer.")] = False,
     max_llm_calls: Annotated[
-        int | None, typer.Option("--max-llm-calls", min=1, help="Chat-call budget (default: drift.max_llm_calls).")
+        int | None, typer.Option("--max-llm-calls", min=1, help=field_help(DriftQuery, "max_llm_calls"))
     ] = None,
     max_depth: Annotated[
-        int | None, typer.Option("--max-depth", min=0, help="Epochs after the primer (default: drift.max_depth).")
+        int | None, typer.Option("--max-depth", min=0, help=field_help(DriftQuery, "max_depth"))
     ] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Show progress and print the answer as it comes.")] = False,
 ) -> None:
     """DRIFT: a primer over community reports, then epochs of local searches on de-duplicated follow-ups,
     until the budget, a sufficient score, a plateau, an empty queue or the depth limit stops it."""
+    request = DriftQuery(
+        question=question,
+        seed=seed,
+        reduce=False if no_reduce else None,
+        max_llm_calls=max_llm_calls,
+        max_depth=max_depth,
+    )
     on_token = on_event = None
     if stream and not as_json:
         on_token = _echo
         on_event = _progress()
     with engine() as eng:
-        result = eng.query_drift(
-            question,
-            seed=seed,
-            reduce=False if no_reduce else None,
-            max_llm_calls=max_llm_calls,
-            max_depth=max_depth,
-            on_token=on_token,
-            on_event=on_event,
-        )
+        result = eng.query(request, on_token=on_token, on_event=on_event)
     if as_json:
         print_json(result.to_dict())
         return
     if result.answer is None:
-        _print_tree(result.extra["steps"])
+        _print_tree(result.steps)
     elif on_token is not None:
         typer.echo("")
         _removed_citations(result)
@@ -76,30 +76,31 @@ def _progress() -> Any:
     return on_event
 
 
-def _print_tree(steps: list[dict[str, Any]]) -> None:
+def _print_tree(steps: list[Any]) -> None:
     """The question -> answer tree, children under their parent, in step order."""
-    children: dict[str | None, list[dict[str, Any]]] = {}
+    children: dict[str | None, list[Any]] = {}
     for s in steps:
-        children.setdefault(s["parent"], []).append(s)
+        children.setdefault(s.parent, []).append(s)
 
     def walk(parent: str | None, indent: int) -> None:
         for s in children.get(parent, []):
             pad = "  " * indent
-            score = "-" if s["score"] is None else f"{s['score']:g}"
-            typer.echo(f"{pad}{s['id']} [{s['status']}, score {score}] {s['query']}")
-            if s.get("answer"):
-                for line in s["answer"].strip().splitlines():
+            score = "-" if s.score is None else f"{s.score:g}"
+            typer.echo(f"{pad}{s.id} [{s.status}, score {score}] {s.query}")
+            if s.answer:
+                for line in s.answer.strip().splitlines():
                     typer.echo(f"{pad}    {line}")
-            elif s.get("error"):
-                typer.echo(f"{pad}    ({s['error']})")
-            walk(s["id"], indent + 1)
+            elif s.error:
+                typer.echo(f"{pad}    ({s.error})")
+            walk(s.id, indent + 1)
 
     walk(None, 0)
 
 
 def _removed_citations(result: Any) -> None:
     """Streamed text cannot be corrected afterwards: say which cited ids were not shown to the model."""
-    invalid = ((result.trace.get("reduce") or {}).get("citations") or {}).get("invalid") or {}
+    reduce = result.trace.extra.get("reduce") or {}
+    invalid = (reduce.get("citations") or {}).get("invalid") or {}
     if invalid:
         from rich.console import Console
 
@@ -110,13 +111,12 @@ def _removed_citations(result: Any) -> None:
 def _summary(result: Any) -> None:
     from rich.console import Console
 
-    steps = result.extra["steps"]
-    count = {k: sum(1 for s in steps if s["status"] == k) for k in ("done", "failed", "uncovered")}
+    count = {k: sum(1 for s in result.steps if s.status == k) for k in ("done", "failed", "uncovered")}
     cost = result.cost
     Console(stderr=True).print(
-        f"[dim]retrieval {result.retrieval_id or '(not stored)'} | seed {result.extra['seed']} | stop "
-        f"{result.extra['stop_reason']} | steps {count['done']} done, {count['failed']} failed, "
-        f"{count['uncovered']} uncovered | {cost['llm_calls']} chat calls, {cost['prompt_tokens']} prompt tokens"
+        f"[dim]retrieval {result.retrieval_id or '(not stored)'} | seed {result.seed} | stop "
+        f"{result.stop_reason} | steps {count['done']} done, {count['failed']} failed, "
+        f"{count['uncovered']} uncovered | {cost.llm_calls} chat calls, {cost.prompt_tokens} prompt tokens"
         f" | `driftgraph trace show {result.retrieval_id}`[/]",
         highlight=False,
         soft_wrap=True,

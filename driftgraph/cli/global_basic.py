@@ -2,66 +2,66 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from driftgraph.cli.common import JsonOpt, engine
-from driftgraph.cli.query import BudgetOpt, ContextOnlyOpt, StreamOpt, _printer, print_result, query_app
+from driftgraph import BasicQuery, GlobalQuery
+from driftgraph.cli.common import JsonOpt, engine, field_help
+from driftgraph.cli.query import BudgetOpt, ContextOnlyOpt, StreamOpt, print_result, printer, query_app
 
 
 @query_app.command("global")
 def query_global(
-    question: Annotated[str, typer.Argument(help="The question.")],
-    level: Annotated[
-        int | None, typer.Option("--level", min=0, help="Community level to read (default: global.level).")
-    ] = None,
+    question: Annotated[str, typer.Argument(help=field_help(GlobalQuery, "question"))],
+    level: Annotated[int | None, typer.Option("--level", min=0, help=field_help(GlobalQuery, "level"))] = None,
     dynamic: Annotated[
         bool | None,
         typer.Option(
             "--dynamic/--no-dynamic",
-            help="Start at the roots and descend only into reports rated relevant; --level then caps the depth "
-            "(default: global.dynamic).",
+            help=field_help(GlobalQuery, "dynamic") + " --level then caps the depth.",
         ),
     ] = None,
     as_json: JsonOpt = False,
-    budget: BudgetOpt = None,
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Report order seed (default: global.seed).")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help=field_help(GlobalQuery, "budget"))] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help=field_help(GlobalQuery, "seed"))] = None,
     stream: StreamOpt = False,
 ) -> None:
     """Global search: map the community reports in token-bounded batches, reduce the best key points."""
-    on_token = _printer() if stream and not as_json else None
+    request = GlobalQuery(question=question, level=level, dynamic=dynamic, budget=budget, seed=seed)
+    on_token = printer() if stream and not as_json else None
     with engine() as eng:
-        result = eng.query_global(question, level=level, dynamic=dynamic, budget=budget, seed=seed, on_token=on_token)
+        result = eng.query(request, on_token=on_token)
     print_result(result, as_json=as_json, streamed=on_token is not None)
     if not as_json:
-        _global_summary(result.trace)
+        _global_summary(result)
 
 
 @query_app.command("basic")
 def query_basic(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[str, typer.Argument(help=field_help(BasicQuery, "question"))],
     context_only: ContextOnlyOpt = False,
     as_json: JsonOpt = False,
     budget: BudgetOpt = None,
     stream: StreamOpt = False,
 ) -> None:
     """Basic search: the nearest chunks until the budget is full, one answer (the baseline to compare)."""
-    on_token = _printer() if stream and not as_json and not context_only else None
+    request = BasicQuery(question=question, context_only=context_only, budget=budget)
+    on_token = printer() if stream and not as_json and not context_only else None
     with engine() as eng:
-        result = eng.query_basic(question, context_only=context_only, budget=budget, on_token=on_token)
+        result = eng.query(request, on_token=on_token)
     print_result(result, as_json=as_json, streamed=on_token is not None, context_only=context_only)
 
 
-def _global_summary(trace: dict) -> None:
+def _global_summary(result: Any) -> None:
     from rich.console import Console
 
-    m, sel = trace.get("map") or {}, trace.get("selection") or {}
+    sel, batches = result.selection, result.batches
     Console(stderr=True).print(
-        f"[dim]{sel.get('mode')} level {sel.get('level')}: {sel.get('visited')} reports visited, "
-        f"{sel.get('rate_calls')} rating calls, {sel.get('selected')} mapped in {m.get('batches')} batches "
-        f"({m.get('calls')} map calls, {m.get('malformed')} malformed, {m.get('repaired')} repaired), "
-        f"{m.get('points')} points[/]",
+        f"[dim]{sel.mode} level {sel.level}: {len(sel.states)} reports visited, "
+        f"{sel.rate_calls} rating calls, {len(sel.selected)} mapped in {len(batches)} batches "
+        f"({sum(b.calls for b in batches)} map calls, {sum(int(b.malformed) for b in batches)} malformed, "
+        f"{sum(int(b.repaired) for b in batches)} repaired), {sum(len(b.points) for b in batches)} points[/]",
         highlight=False,
         soft_wrap=True,
     )

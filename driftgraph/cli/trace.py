@@ -18,10 +18,8 @@ IdArg = Annotated[str, typer.Argument(help="Retrieval id (printed by every query
 @trace_app.command("show")
 def trace_show(retrieval_id: IdArg, as_json: JsonOpt = False) -> None:
     """Print a stored retrieval: budget arithmetic, route, entry points, included and dropped items."""
-    from driftgraph.query.trace import read_trace
-
     with engine() as eng:
-        data = read_trace(eng.store, retrieval_id)
+        data = eng.retrieval(retrieval_id)
     if as_json:
         print_json(data)
         return
@@ -31,11 +29,9 @@ def trace_show(retrieval_id: IdArg, as_json: JsonOpt = False) -> None:
 @trace_app.command("cypher")
 def trace_cypher(retrieval_id: IdArg) -> None:
     """Print the Cypher that shows this retrieved subgraph in Neo4j Browser."""
-    from driftgraph.query.trace import browser_cypher, read_trace
-
     with engine() as eng:
-        read_trace(eng.store, retrieval_id)  # fail clearly on an unknown id
-    typer.echo(browser_cypher(retrieval_id))
+        text = eng.retrieval_cypher(retrieval_id)  # fails clearly on an unknown id
+    typer.echo(text)
 
 
 @trace_app.command("list")
@@ -44,10 +40,8 @@ def trace_list(
     as_json: JsonOpt = False,
 ) -> None:
     """The most recent retrievals."""
-    from driftgraph.query.trace import list_traces
-
     with engine() as eng:
-        rows = list_traces(eng.store, limit)
+        rows = eng.retrievals(limit)
     if as_json:
         print_json(rows)
         return
@@ -61,11 +55,11 @@ def trace_prune(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count.")] = False,
 ) -> None:
     """Delete retrievals (and their DRIFT steps) older than the given age."""
-    from driftgraph.query.trace import parse_age, prune_traces
+    from driftgraph.api import parse_age
 
     age = parse_age(older_than)
     with engine() as eng:
-        n = prune_traces(eng.store, age, dry_run=dry_run)
+        n = eng.prune_retrievals(age, dry_run=dry_run)
     typer.echo(f"{'would delete' if dry_run else 'deleted'} {n} retrievals older than {older_than}")
 
 

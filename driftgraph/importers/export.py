@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from driftgraph.runtime import Runtime
     from driftgraph.store.db import Store
 
 Row = dict[str, Any]
@@ -166,8 +167,9 @@ def _findings(value: Any) -> list[Row] | None:
     return [{"summary": f.get("summary"), "explanation": f.get("explanation")} for f in items]
 
 
-def run_export(store: Store, out: str | Path, page_size: int, progress: Any = None) -> dict[str, Any]:
+def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> dict[str, Any]:
     """Write every table to ``out``; returns ``{"out": path, "rows": {table: n}}``."""
+    store, page_size = rt.store, rt.config.import_.batch_size
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     schemas = _schemas()

@@ -18,8 +18,8 @@ from driftgraph.store import ingest
 from driftgraph.store.schema import mark_filled_by
 
 if TYPE_CHECKING:
-    from driftgraph.config import Config
     from driftgraph.llm.embedder import Embedder
+    from driftgraph.runtime import Runtime
     from driftgraph.store.db import Store
 
 Row = dict[str, Any]
@@ -36,18 +36,8 @@ class NoProgress:
         return lambda n: None
 
 
-class Parts(Protocol):
-    """What the import needs from the Engine (kept as a protocol so importers never import the api)."""
-
-    config: Config
-    store: Store
-    embedder: Embedder
-
-    def ensure_schema(self) -> None: ...
-
-
 def run_import(
-    parts: Parts,
+    rt: Runtime,
     path: str | Path,
     *,
     reset: bool = False,
@@ -56,7 +46,7 @@ def run_import(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Import one GraphRAG output folder; returns the JSON summary (counts, warnings, embedding, seconds)."""
-    cfg = parts.config
+    cfg = rt.config
     batch = batch_size or cfg.import_.batch_size
     do_embed = cfg.import_.embed if embed is None else embed
     progress = progress or NoProgress()
@@ -68,12 +58,12 @@ def run_import(
 
     cat = open_folder(path)  # every hard error is raised here, before the database is touched
     lap("validate")
-    store = parts.store
+    store = rt.store
     if reset:
         ingest.delete_all(store)
         store.run_script("admin/drop_schema")
         lap("reset")
-    parts.ensure_schema()
+    rt.ensure_schema()
     mark_filled_by(store, "import-graphrag")
     lap("schema")
     from driftgraph.llm.tokenizer import count_tokens
@@ -87,7 +77,7 @@ def run_import(
     lap("write")
     embedded: dict[str, Any] = {"skipped": True}
     if do_embed:
-        embedded = embed_all(store, parts.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress)
+        embedded = embed_all(store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress)
         lap("embed")
     counts = store.read("admin/counts")[0]
     return {

@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.config import Config
 from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import extract_all
@@ -32,6 +31,7 @@ from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
 
 if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
+    from driftgraph.runtime import Runtime
     from driftgraph.store.db import Store
 
 EXTRACT_PHASES = ("extract", "extract_gleaning", "extract_claims")
@@ -76,10 +76,9 @@ class _Progress:
             step()
 
 
-def run_index(
-    cfg: Config, store: Store, embedder: Embedder, path: str | Path, *, reset: bool = False, progress: bool = True
-) -> dict[str, Any]:
+def run_index(rt: Runtime, path: str | Path, *, reset: bool = False, progress: bool = True) -> dict[str, Any]:
     """Index ``path`` into the database; returns the JSON summary."""
+    cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {}
     start_all = time.perf_counter()
 

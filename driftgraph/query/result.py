@@ -1,26 +1,37 @@
-"""The result envelope every query mode returns, and what ``--json`` prints.
+"""Typed results of every query mode, and the JSON envelope ``--json`` prints (``to_dict()``).
 
-The contract (issue 4, item 8)::
+The envelope (README "JSON output")::
 
     {"mode", "question", "answer", "retrieval_id",
      "context": {"text", "tokens", "budget"},
      "trace": {"budget": {...}, "rewrite": {...}|null, "entry": [...], "route": {...}, "items": [...],
                "round_trips", ...},
-     "cost": {"llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens"}}
+     "cost": {"llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens",
+              "cache_hits", "phases": {...}}}
 
-Modes extend it without changing these keys: mode-specific top-level keys go in ``extra`` (DRIFT's
-``seed``, ``stop_reason``, ``steps`` ...), mode-specific trace keys in the ``TraceRecorder.extra`` dict.
+then each mode's own top-level keys: basic ``stop_reason``; global ``level, dynamic, seed, stop_reason``;
+DRIFT ``seed, stop_reason, limits, steps, uncovered, epochs``. The JVM client, the bench and users' scripts
+read these keys; ``tests/test_result_contract.py`` guards them. Code reads the attributes instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.query.trace import Trace
+
+if TYPE_CHECKING:
+    from driftgraph.llm.ledger import Ledger
+    from driftgraph.query.drift.model import Epoch, Step
+    from driftgraph.query.global_.map import MapBatch
+    from driftgraph.query.global_.select import Selection
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ContextInfo:
     """The context as sent to the model: its text, its exact token count and the budget it had."""
 
@@ -32,41 +43,117 @@ class ContextInfo:
         return {"text": self.text, "tokens": self.tokens, "budget": self.budget}
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What one question spent: totals, and the same counters per phase (``answer``, ``map``, ``primer`` ...)."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0
+    embedding_tokens: int = 0
+    cache_hits: int = 0
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_ledger(cls, ledger: Ledger, fixed_phases: Sequence[str] | None = None) -> Cost:
+        """Totals and phases of a run's ledger. ``fixed_phases`` (DRIFT) lists phases that are always present,
+        zero when unused, in that order, followed by any others and ``total``."""
+        per_phase = ledger.to_dict(per_phase=True)
+        total = per_phase["total"]
+        if fixed_phases is None:
+            phases = {k: v for k, v in per_phase.items() if k != "total"}
+        else:
+            zero = {k: 0 for k in total}
+            phases = {p: per_phase.get(p, zero) for p in fixed_phases} | {"total": total}
+            phases.update({k: v for k, v in per_phase.items() if k not in (*fixed_phases, "total")})
+        return cls(**{k: int(total.get(k, 0)) for k in (*COST_KEYS, "cache_hits")}, phases=phases)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in (*COST_KEYS, "cache_hits")}
+        out["phases"] = self.phases
+        return out
+
+
 @dataclass
 class SearchResult:
-    """One answered (or context-only) question in any mode."""
+    """One answered (or context-only) question in any mode; each mode's subclass adds its own fields."""
 
     mode: str
     question: str
     answer: str | None
     retrieval_id: str | None
     context: ContextInfo
-    trace: dict[str, Any]
-    cost: dict[str, Any]
-    extra: dict[str, Any] = field(default_factory=dict)
+    trace: Trace
+    cost: Cost
+    stop_reason: str | None = None  # why the run ended: answered, context_only, no_data, DRIFT's stop rule ...
+
+    def mode_keys(self) -> dict[str, Any]:
+        """The mode's own top-level keys of the envelope."""
+        return {}
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document: the fixed keys first, then the mode's own keys."""
+        """The ``--json`` document: the shared keys first, then the mode's own keys."""
         out: dict[str, Any] = {
             "mode": self.mode,
             "question": self.question,
             "answer": self.answer,
             "retrieval_id": self.retrieval_id,
             "context": self.context.to_dict(),
-            "trace": self.trace,
-            "cost": self.cost,
+            "trace": self.trace.to_dict(),
+            "cost": self.cost.to_dict(),
         }
-        for key, value in self.extra.items():
+        for key, value in self.mode_keys().items():
             if key in out:
                 raise ValueError(f"mode-specific key '{key}' would overwrite the shared envelope")
             out[key] = value
         return out
 
 
-def cost_dict(ledger_totals: dict[str, Any], per_phase: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The envelope's ``cost``: the five shared totals (plus ``cache_hits``), and ``phases`` if given."""
-    out: dict[str, Any] = {k: int(ledger_totals.get(k, 0)) for k in COST_KEYS}
-    out["cache_hits"] = int(ledger_totals.get("cache_hits", 0))
-    if per_phase is not None:
-        out["phases"] = {k: v for k, v in per_phase.items() if k != "total"}
-    return out
+@dataclass
+class LocalResult(SearchResult):
+    """Local search; its ``stop_reason`` (answered, context_only, no_data) is stored, not in the envelope."""
+
+
+@dataclass
+class BasicResult(SearchResult):
+    """Basic search; ``stop_reason`` is answered, context_only or no_chunks."""
+
+    def mode_keys(self) -> dict[str, Any]:
+        return {"stop_reason": self.stop_reason}
+
+
+@dataclass
+class GlobalResult(SearchResult):
+    """Global search: the level and selection mode used, the report-order seed, the selection and map batches
+    (their JSON is in the trace: ``selection``, ``reports``, ``batches``, ``points``, ``map``)."""
+
+    level: int = 0
+    dynamic: bool = False
+    seed: int = 0
+    selection: Selection | None = None
+    batches: list[MapBatch] = field(default_factory=list)
+
+    def mode_keys(self) -> dict[str, Any]:
+        return {"level": self.level, "dynamic": self.dynamic, "seed": self.seed, "stop_reason": self.stop_reason}
+
+
+@dataclass
+class DriftResult(SearchResult):
+    """DRIFT: the seed, the limits in force, the step tree, the follow-ups left uncovered, the epochs."""
+
+    seed: int = 0
+    limits: dict[str, Any] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    uncovered: list[Step] = field(default_factory=list)
+    epochs: list[Epoch] = field(default_factory=list)
+
+    def mode_keys(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "stop_reason": self.stop_reason,
+            "limits": self.limits,
+            "steps": [s.to_dict() for s in self.steps],
+            "uncovered": [{"id": s.id, "parent": s.parent, "query": s.query, "depth": s.depth} for s in self.uncovered],
+            "epochs": [e.to_dict() for e in self.epochs],
+        }

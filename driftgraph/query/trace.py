@@ -1,6 +1,6 @@
 """The retrieval trace: what a query considered, kept, included and dropped, and why.
 
-``TraceRecorder`` collects it during a run (pure Python, no I/O) and ``to_dict()`` is the ``trace`` object of
+``Trace`` collects it during a run (pure Python, no I/O) and ``to_dict()`` is the ``trace`` object of
 the JSON envelope. ``write_trace`` stores it in Neo4j in ONE round trip (``cypher/trace/write.cypher``)::
 
     (:Retrieval {id, mode, query, seed, params, stop_reason, cost, created_at, trace})
@@ -27,6 +27,9 @@ from driftgraph.errors import RequestError, RetrievalNotFound
 
 if TYPE_CHECKING:
     from driftgraph.config import TraceConfig
+    from driftgraph.query.budget import BudgetBreakdown
+    from driftgraph.query.local.rewrite import Rewrite
+    from driftgraph.query.local.route import Route
     from driftgraph.store.db import Store
 
 Source = Literal["report", "entity", "relationship", "chunk", "claim"]
@@ -71,15 +74,15 @@ class TraceItem:
 
 
 @dataclass
-class TraceRecorder:
+class Trace:
     """Collects one run's trace. Modes fill the shared fields and put anything else in ``extra``."""
 
     mode: str
     question: str
-    budget: dict[str, Any] | None = None
-    rewrite: dict[str, Any] | None = None
+    budget: BudgetBreakdown | None = None
+    rewrite: Rewrite | None = None
     entry: list[EntryCandidate] = field(default_factory=list)
-    route: dict[str, Any] | None = None
+    route: Route | None = None
     items: list[TraceItem] = field(default_factory=list)
     round_trips: int = 0
     absent_sources: list[str] = field(default_factory=list)
@@ -103,10 +106,10 @@ class TraceRecorder:
     def to_dict(self) -> dict[str, Any]:
         """The envelope's ``trace`` object (issue 4 item 8), plus the optional extras."""
         out: dict[str, Any] = {
-            "budget": self.budget,
-            "rewrite": self.rewrite,
+            "budget": self.budget.to_dict() if self.budget is not None else None,
+            "rewrite": self.rewrite.to_dict() if self.rewrite is not None else None,
             "entry": [_compact(asdict(e)) for e in self.entry],
-            "route": self.route,
+            "route": self.route.to_dict() if self.route is not None else None,
             "items": [_compact(asdict(i)) for i in self.items],
             "round_trips": self.round_trips,
             "absent_sources": list(self.absent_sources),
@@ -143,7 +146,7 @@ def _counter() -> int:
 
 def write_trace(
     store: Store,
-    recorder: TraceRecorder,
+    recorder: Trace,
     cfg: TraceConfig,
     *,
     query: str,

@@ -10,7 +10,6 @@ from ``prompts/basic_search.txt``; the trace lists every candidate with its rank
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,17 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
-from driftgraph.query.citations import check_question, map_citations
-from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
-from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
+from driftgraph.query.citations import map_citations
+from driftgraph.query.requests import BasicQuery, check_question
+from driftgraph.query.result import BasicResult, ContextInfo, Cost
+from driftgraph.query.trace import Trace, TraceItem, write_trace
+from driftgraph.store.lucene import or_query
 
 if TYPE_CHECKING:
     import numpy as np
 
     from driftgraph.config import BasicConfig
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
-_WORD = re.compile(r"\w+")
 MAX_K = 10_000
 SEPARATOR = "\n\n"
 
@@ -41,7 +41,7 @@ class BasicContext:
     text: str
     tokens: int
     budget: BudgetBreakdown
-    recorder: TraceRecorder
+    recorder: Trace
     included: list[Candidate] = field(default_factory=list)
 
     @property
@@ -55,16 +55,16 @@ def render_chunk(short_id: int, text: str) -> str:
 
 
 def fulltext_query(question: str) -> str:
-    """The question's words as a plain Lucene OR-query: no user syntax, nothing to escape."""
-    return " ".join(w.lower() for w in _WORD.findall(question))
+    """The question's words, every one kept, as a plain Lucene OR-query."""
+    return or_query(question)
 
 
-def _prompt(deps: QueryDeps, settings: BasicConfig, sources: str) -> str:
-    return render_prompt("basic_search", deps.config.prompts, sources=sources, response_type=settings.response_type)
+def _prompt(rt: Runtime, settings: BasicConfig, sources: str) -> str:
+    return render_prompt("basic_search", rt.config.prompts, sources=sources, response_type=settings.response_type)
 
 
 def build_basic_context(
-    deps: QueryDeps,
+    rt: Runtime,
     question: str,
     settings: BasicConfig,
     *,
@@ -73,28 +73,28 @@ def build_basic_context(
 ) -> BasicContext:
     """Nearest chunks (hybrid if configured) until ``budget`` (or the derived budget) is full."""
     question = check_question(question)
-    started, trips = time.perf_counter(), deps.store.round_trips
-    recorder = TraceRecorder("basic", question)
+    started, trips = time.perf_counter(), rt.store.round_trips
+    recorder = Trace("basic", question)
     breakdown = derive_budget(
-        window=deps.config.llm.model_context_window,
+        window=rt.config.llm.model_context_window,
         answer_reserve=settings.answer_reserve,
-        prompt=deps.count_tokens(_prompt(deps, settings, "")),
-        question=deps.count_tokens(question),
+        prompt=rt.count_tokens(_prompt(rt, settings, "")),
+        question=rt.count_tokens(question),
         history=0,
         cap=settings.context_cap,
         override=budget,
     )
-    vector = deps.embed([question], phase="embed")[0] if query_vector is None else query_vector
+    vector = rt.embed([question], phase="embed")[0] if query_vector is None else query_vector
     fulltext = (
-        deps.store.read("query/basic_chunks_fulltext", query=fulltext_query(question), k=settings.fulltext_k)
+        rt.store.read("query/basic_chunks_fulltext", query=fulltext_query(question), k=settings.fulltext_k)
         if settings.hybrid and fulltext_query(question)
         else []
     )
     k, fetches = settings.top_k, 0
     while True:
-        hits = deps.store.read("query/basic_chunks_vector", k=k, vector=[float(x) for x in vector])
+        hits = rt.store.read("query/basic_chunks_vector", k=k, vector=[float(x) for x in vector])
         fetches += 1
-        candidates = _rank(hits, fulltext, settings, deps)
+        candidates = _rank(hits, fulltext, settings, rt)
         result = fill({"chunk": candidates}, ["chunk"], {}, breakdown.context)
         smallest = min((c.tokens for c in candidates), default=0)
         if len(hits) < k or k >= MAX_K or (result.dropped and result.unused < smallest):
@@ -102,12 +102,12 @@ def build_basic_context(
         k = min(2 * k, MAX_K)
     included = list(result.included)
     text = SEPARATOR.join(render_chunk(c.rank, c.payload["text"]) for c in included)
-    tokens = deps.count_tokens(text) if text else 0
+    tokens = rt.count_tokens(text) if text else 0
     dropped = list(result.dropped)
     while included and tokens > breakdown.context:  # stored n_tokens were off: never send over budget
         dropped.append((included.pop(), "budget"))
         text = SEPARATOR.join(render_chunk(c.rank, c.payload["text"]) for c in included)
-        tokens = deps.count_tokens(text) if text else 0
+        tokens = rt.count_tokens(text) if text else 0
     for c in included:
         recorder.add_item(TraceItem("chunk", c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 6)))
     for c, reason in sorted(dropped, key=lambda d: d[0].rank):
@@ -115,8 +115,8 @@ def build_basic_context(
     if not hits and not fulltext:
         recorder.absent_sources.append("chunk")
         recorder.notes.append("the chunk index returned nothing: import or index documents first")
-    recorder.budget = breakdown.to_dict()
-    recorder.round_trips = deps.store.round_trips - trips
+    recorder.budget = breakdown
+    recorder.round_trips = rt.store.round_trips - trips
     recorder.timings["retrieve"] = time.perf_counter() - started
     recorder.extra["retrieval"] = {
         "k": k,
@@ -129,7 +129,7 @@ def build_basic_context(
 
 
 def _rank(
-    vector_hits: list[dict[str, Any]], fulltext_hits: list[dict[str, Any]], settings: BasicConfig, deps: QueryDeps
+    vector_hits: list[dict[str, Any]], fulltext_hits: list[dict[str, Any]], settings: BasicConfig, rt: Runtime
 ) -> list[Candidate]:
     """Vector order, or reciprocal rank fusion with the fulltext hits; ties broken by id."""
     rows: dict[str, dict[str, Any]] = {}
@@ -144,68 +144,63 @@ def _rank(
             elif source == "vector":
                 scores[row["id"]] = float(row["score"])
     order = sorted(scores, key=lambda i: (-scores[i], i))
-    sep = deps.count_tokens(SEPARATOR)
+    sep = rt.count_tokens(SEPARATOR)
     out = []
     for rank, chunk_id in enumerate(order, 1):
         row = rows[chunk_id]
         body = row.get("n_tokens")
-        body = int(body) if body is not None else deps.count_tokens(str(row.get("text") or "").strip())
-        tokens = body + deps.count_tokens(render_chunk(rank, "")) + sep
+        body = int(body) if body is not None else rt.count_tokens(str(row.get("text") or "").strip())
+        tokens = body + rt.count_tokens(render_chunk(rank, "")) + sep
         hop = "+".join(sorted(hops[chunk_id]))
         out.append(Candidate("chunk", chunk_id, tokens, scores[chunk_id], rank, hop, {"text": row.get("text") or ""}))
     return out
 
 
-def basic_search(
-    deps: QueryDeps,
-    question: str,
-    settings: BasicConfig,
-    *,
-    budget: int | None = None,
-    context_only: bool = False,
-    on_token: Callable[[str], None] | None = None,
-    store_trace: bool = True,
-) -> SearchResult:
+def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], None] | None = None) -> BasicResult:
     """Answer from the nearest chunks (or, with ``context_only``, only assemble them) and store the trace."""
-    ctx = build_basic_context(deps, question, settings, budget=budget)
+    settings = request.settings(rt.config)
+    ctx = build_basic_context(rt, request.question, settings, budget=request.budget)
     answer: str | None = None
     stop_reason = "context_only"
-    if not context_only:
+    if not request.context_only:
         if ctx.included:
             messages = [
-                {"role": "system", "content": _prompt(deps, settings, ctx.text)},
+                {"role": "system", "content": _prompt(rt, settings, ctx.text)},
                 {"role": "user", "content": ctx.question},
             ]
-            reply = deps.chat().complete(
-                messages, phase="answer", max_tokens=settings.answer_reserve, on_token=on_token
-            )
+            reply = rt.chat().complete(messages, phase="answer", max_tokens=settings.answer_reserve, on_token=on_token)
             answer, stop_reason = reply.text, "answered"
         else:
-            answer, stop_reason = render_prompt("no_data_answer", deps.config.prompts).strip(), "no_chunks"
+            answer, stop_reason = render_prompt("no_data_answer", rt.config.prompts).strip(), "no_chunks"
             if on_token is not None:
                 on_token(answer)
         ctx.recorder.citations = map_citations(answer, "Sources", {c.rank: c.id for c in ctx.included})
-    cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
+    cost = Cost.from_ledger(rt.ledger)
     rid = None
-    if store_trace:
-        params = {**settings.model_dump(), "budget": budget, "context_only": context_only}
+    if request.store_trace:
+        params = {
+            **settings.model_dump(),
+            "budget": request.budget,
+            "context_only": request.context_only,
+            "request": request.model_dump(mode="json"),
+        }
         rid = write_trace(
-            deps.store,
+            rt.store,
             ctx.recorder,
-            deps.config.trace,
+            rt.config.trace,
             query=ctx.question,
             params=params,
-            cost=cost,
+            cost=cost.to_dict(),
             stop_reason=stop_reason,
             context_tokens=ctx.tokens,
         )
-    return SearchResult(
+    return BasicResult(
         mode="basic",
         question=ctx.question,
         answer=answer,
         retrieval_id=rid,
         context=ContextInfo(ctx.text, ctx.tokens, ctx.budget.context),
-        trace=ctx.recorder.to_dict(),
+        trace=ctx.recorder,
         cost=cost,
-        extra={"stop_reason": stop_reason},
+        stop_reason=stop_reason,
     )

@@ -20,7 +20,7 @@ from driftgraph.query.drift.backend import Report
 from driftgraph.query.drift.model import StepContext
 
 if TYPE_CHECKING:
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 # Table labels the local-search context uses for each source, i.e. what an answer cites.
 CITATION_LABELS = {
@@ -33,32 +33,32 @@ CITATION_LABELS = {
 
 
 class GraphBackend:
-    """``DriftBackend`` for one question: Neo4j through ``deps.store``, models through ``deps``."""
+    """``DriftBackend`` for one question: Neo4j through ``rt.store``, models through ``rt``."""
 
-    def __init__(self, deps: QueryDeps, cfg: DriftConfig) -> None:
-        self.deps = deps
+    def __init__(self, rt: Runtime, cfg: DriftConfig) -> None:
+        self.rt = rt
         self.cfg = cfg
-        self.chat = deps.chat()
-        self._encoding = deps.config.tokenizer.encoding
+        self.chat = rt.chat()
+        self._encoding = rt.config.tokenizer.encoding
 
     def count_tokens(self, text: str) -> int:
-        return self.deps.count_tokens(text)
+        return self.rt.count_tokens(text)
 
     def truncate(self, text: str, max_tokens: int) -> str:
         return truncate_tokens(text, max_tokens, self._encoding)
 
     def embed(self, texts: Sequence[str], phase: str = "steps") -> np.ndarray:
-        return self.deps.embed(list(texts), phase=phase)
+        return self.rt.embed(list(texts), phase=phase)
 
     def report_ids(self) -> list[str]:
-        return [r["id"] for r in self.deps.store.read("query/drift_report_ids")]
+        return [r["id"] for r in self.rt.store.read("query/drift_report_ids")]
 
     def report_text(self, report_id: str) -> str:
-        rows = self.deps.store.read("query/drift_report_text", id=report_id)
+        rows = self.rt.store.read("query/drift_report_text", id=report_id)
         return (rows[0]["text"] or "") if rows else ""
 
     def primer_reports(self, vector: np.ndarray, k: int) -> list[Report]:
-        rows = self.deps.store.read("query/drift_primer_reports", k=k, vector=[float(x) for x in vector])
+        rows = self.rt.store.read("query/drift_primer_reports", k=k, vector=[float(x) for x in vector])
         out = []
         for r in rows:
             text = r["text"] or ""
@@ -73,14 +73,14 @@ class GraphBackend:
         settings = self.cfg.local
         prompt = render_prompt(
             "drift_local",
-            self.deps.config.prompts,
+            self.rt.config.prompts,
             context_data="",
             global_query=global_query,
             query=query,
             max_follow_ups=self.cfg.max_follow_ups_per_answer,
         )
         return derive_budget(
-            window=self.deps.config.llm.model_context_window,
+            window=self.rt.config.llm.model_context_window,
             answer_reserve=settings.answer_reserve,
             prompt=self.count_tokens(prompt) + 7,  # + chat-format overhead of one message
             question=0,  # the question is inside the rendered prompt already
@@ -93,7 +93,7 @@ class GraphBackend:
 
         breakdown = self.step_budget(global_query, query)
         ctx = build_local_context(
-            self.deps, query, self.cfg.local, budget=breakdown.context, query_vector=np.asarray(vector)
+            self.rt, query, self.cfg.local, budget=breakdown.context, query_vector=np.asarray(vector)
         )
         shown: dict[str, set[str]] = {}
         id_map: dict[str, dict[str, str]] = {}

@@ -18,9 +18,9 @@ import numpy as np
 from driftgraph.config import DriftConfig, PromptsConfig
 from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
+from driftgraph.query.citations import check_citations
 from driftgraph.query.drift.backend import DriftBackend, Report, count_messages
 from driftgraph.query.drift.calls import Caller, Job, JobResult
-from driftgraph.query.drift.citations import check_citations
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
 from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce

@@ -13,9 +13,9 @@ from typing import Any
 
 from driftgraph.config import DriftConfig, PromptsConfig
 from driftgraph.prompts import render_prompt
+from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.backend import DriftBackend, count_messages
 from driftgraph.query.drift.calls import Caller, Job
-from driftgraph.query.drift.citations import check_citations, strip_citations
 from driftgraph.query.drift.model import DriftRun, Step
 from driftgraph.query.result import ContextInfo
 

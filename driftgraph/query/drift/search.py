@@ -12,17 +12,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.config import DriftConfig
-from driftgraph.errors import QuestionError
 from driftgraph.query.drift.graph import GraphBackend
 from driftgraph.query.drift.loop import DriftLoop, Event
 from driftgraph.query.drift.model import DriftRun, Step
 from driftgraph.query.drift.reduce import tree_text
-from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
-from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
+from driftgraph.query.requests import DriftQuery
+from driftgraph.query.result import Cost, DriftResult
+from driftgraph.query.trace import Trace, TraceItem, write_trace
 
 if TYPE_CHECKING:
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 PHASES = ("hyde", "primer", "steps", "reduce")
 _ITEM_KEYS = {
@@ -34,86 +33,61 @@ _ITEM_KEYS = {
 }
 
 
-def drift_settings(cfg: DriftConfig, **overrides: Any) -> DriftConfig:
-    """``cfg`` with the non-None overrides applied and validated (CLI flags: --max-llm-calls ...)."""
-    updates = {k: v for k, v in overrides.items() if v is not None}
-    if not updates:
-        return cfg
-    from driftgraph.config import ConfigError
-
-    try:
-        return DriftConfig.model_validate({**cfg.model_dump(), **updates})
-    except Exception as err:  # pydantic ValidationError -> one line naming the key
-        raise ConfigError(f"drift: bad override {updates}: {err}".splitlines()[0]) from None
-
-
 def drift_search(
-    deps: QueryDeps,
-    question: str,
-    cfg: DriftConfig,
+    rt: Runtime,
+    request: DriftQuery,
     *,
-    seed: int | None = None,
     on_token: Callable[[str], None] | None = None,
     on_event: Event | None = None,
-    write: bool = True,
-) -> SearchResult:
-    """Run DRIFT for ``question`` with settings ``cfg`` (``seed`` None = ``cfg.seed``); store the trace."""
-    if not question.strip():
-        raise QuestionError("the question is empty")
-    seed = cfg.seed if seed is None else seed
+) -> DriftResult:
+    """Run DRIFT for the request (its overrides applied to the ``drift`` section); store the trace."""
+    cfg = request.settings(rt.config)
+    question, seed = request.question, cfg.seed
     started = time.perf_counter()
-    trips = deps.store.round_trips
-    backend = GraphBackend(deps, cfg)
-    loop = DriftLoop(question, cfg, backend, deps.config.prompts, seed=seed, on_event=on_event, on_token=on_token)
+    trips = rt.store.round_trips
+    backend = GraphBackend(rt, cfg)
+    loop = DriftLoop(question, cfg, backend, rt.config.prompts, seed=seed, on_event=on_event, on_token=on_token)
     run = loop.run()
     seconds = time.perf_counter() - started
-    per_phase = deps.ledger.to_dict(per_phase=True)
-    cost = cost_dict(per_phase["total"], per_phase)
-    zero = {k: 0 for k in per_phase["total"]}
-    cost["phases"] = {p: per_phase.get(p, zero) for p in PHASES} | {"total": per_phase["total"]}
-    extra_phases = {k: v for k, v in per_phase.items() if k not in (*PHASES, "total")}
-    if extra_phases:
-        cost["phases"].update(extra_phases)
+    cost = Cost.from_ledger(rt.ledger, fixed_phases=PHASES)
     recorder = _recorder(run, seconds)
-    recorder.round_trips = deps.store.round_trips - trips
+    recorder.round_trips = rt.store.round_trips - trips
     context = tree_text(run, backend.count_tokens, cfg)
     retrieval_id = None
-    if write and deps.config.trace.enabled:
+    if request.store_trace and rt.config.trace.enabled:
         retrieval_id = write_trace(
-            deps.store,
+            rt.store,
             recorder,
-            deps.config.trace,
+            rt.config.trace,
             query=question,
-            params={**run.limits, "seed": seed},
-            cost=cost,
+            params={**run.limits, "seed": seed, "request": request.model_dump(mode="json")},
+            cost=cost.to_dict(),
             seed=seed,
             stop_reason=run.stop_reason,
             context_tokens=context.tokens,
         )
         if retrieval_id is not None:
-            write_steps(deps, retrieval_id, run.steps)
-    return SearchResult(
+            write_steps(rt, retrieval_id, run.steps)
+    return DriftResult(
         mode="drift",
         question=question,
         answer=run.answer,
         retrieval_id=retrieval_id,
         context=context,
-        trace=recorder.to_dict(),
+        trace=recorder,
         cost=cost,
-        extra={
-            "seed": seed,
-            "stop_reason": run.stop_reason,
-            "limits": run.limits,
-            "steps": [s.to_dict() for s in run.steps],
-            "uncovered": [{"id": s.id, "parent": s.parent, "query": s.query, "depth": s.depth} for s in run.uncovered],
-            "epochs": [e.to_dict() for e in run.epochs],
-        },
+        stop_reason=run.stop_reason,
+        seed=seed,
+        limits=run.limits,
+        steps=list(run.steps),
+        uncovered=list(run.uncovered),
+        epochs=list(run.epochs),
     )
 
 
-def _recorder(run: DriftRun, seconds: float) -> TraceRecorder:
+def _recorder(run: DriftRun, seconds: float) -> Trace:
     """The Retrieval-level trace: every item any step included (first step wins), DRIFT details in extra."""
-    rec = TraceRecorder(mode="drift", question=run.question)
+    rec = Trace(mode="drift", question=run.question)
     seen: set[tuple[str, str]] = set()
     for step in run.steps:
         if step.context is None or step.status == "uncovered":
@@ -140,7 +114,7 @@ def _recorder(run: DriftRun, seconds: float) -> TraceRecorder:
     return rec
 
 
-def write_steps(deps: QueryDeps, retrieval_id: str, steps: list[Step]) -> None:
+def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
     """The step tree and each step's INCLUDED edges, in one round trip (``cypher/trace/drift_steps``)."""
 
     def sid(step_id: str | None) -> str | None:
@@ -172,7 +146,6 @@ def write_steps(deps: QueryDeps, retrieval_id: str, steps: list[Step]) -> None:
                 items[key].append(
                     {"step": sid(s.id), "id": row["id"], "rank": row.get("rank"), "tokens": row.get("tokens")}
                 )
-    deps.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
+    rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
 
 
-__all__ = ["ContextInfo", "drift_search", "drift_settings", "write_steps"]

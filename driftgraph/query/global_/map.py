@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
+from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
-from driftgraph.query.global_.select import Report, ReportState, parallel
+from driftgraph.query.global_.select import Report, ReportState
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 SEPARATOR = "\n\n"
 _INT = re.compile(r"\d+")
@@ -77,22 +78,22 @@ def render_report(short_id: int, text: str) -> str:
 
 
 def make_batches(
-    reports: list[Report], states: dict[str, ReportState], budget: int, rng: random.Random, deps: QueryDeps
+    reports: list[Report], states: dict[str, ReportState], budget: int, rng: random.Random, rt: Runtime
 ) -> list[MapBatch]:
     """Seeded order, short ids 1..n, greedy packing; every batch's exact token count is <= ``budget``."""
     from driftgraph.llm.tokenizer import truncate_tokens
 
-    encoding = deps.config.tokenizer.encoding
+    encoding = rt.config.tokenizer.encoding
     order = sorted(reports, key=lambda r: r.id)
     rng.shuffle(order)
-    sep = deps.count_tokens(SEPARATOR)
+    sep = rt.count_tokens(SEPARATOR)
     blocks: list[tuple[int, Report, str, int]] = []
     for short_id, report in enumerate(order, 1):
         block = render_report(short_id, report.text)
-        tokens = deps.count_tokens(block)
+        tokens = rt.count_tokens(block)
         if tokens > budget:  # one report larger than a whole batch: cut it to fit, and say so
             block = truncate_tokens(block, budget, encoding)
-            tokens = deps.count_tokens(block)
+            tokens = rt.count_tokens(block)
             states[report.id].truncated = True
         states[report.id].short_id = short_id
         states[report.id].tokens = tokens
@@ -110,17 +111,17 @@ def make_batches(
         used += price
     if current:
         batches.append(current)
-    return _exact(batches, budget, deps)
+    return _exact(batches, budget, rt)
 
 
-def _exact(groups: list[list[tuple[int, Report, str, int]]], budget: int, deps: QueryDeps) -> list[MapBatch]:
+def _exact(groups: list[list[tuple[int, Report, str, int]]], budget: int, rt: Runtime) -> list[MapBatch]:
     """Re-count each packed batch as one text; move trailing reports on if the joined text runs over."""
     out: list[MapBatch] = []
     queue = list(groups)
     while queue:
         group = queue.pop(0)
         text = SEPARATOR.join(b[2] for b in group)
-        tokens = deps.count_tokens(text)
+        tokens = rt.count_tokens(text)
         while tokens > budget and len(group) > 1:
             moved = group.pop()
             if queue:
@@ -128,13 +129,13 @@ def _exact(groups: list[list[tuple[int, Report, str, int]]], budget: int, deps: 
             else:
                 queue.append([moved])
             text = SEPARATOR.join(b[2] for b in group)
-            tokens = deps.count_tokens(text)
+            tokens = rt.count_tokens(text)
         out.append(MapBatch(len(out), [(b[0], b[1]) for b in group], text, tokens))
     return out
 
 
-def map_prompt(deps: QueryDeps, settings: GlobalConfig, reports_text: str) -> str:
-    return render_prompt("global_map", deps.config.prompts, reports=reports_text, max_points=settings.max_points)
+def map_prompt(rt: Runtime, settings: GlobalConfig, reports_text: str) -> str:
+    return render_prompt("global_map", rt.config.prompts, reports=reports_text, max_points=settings.max_points)
 
 
 POINTS_SCHEMA = schema(
@@ -157,13 +158,13 @@ POINTS_SCHEMA = schema(
 )
 
 
-def run_map(deps: QueryDeps, question: str, settings: GlobalConfig, batches: list[MapBatch]) -> None:
+def run_map(rt: Runtime, question: str, settings: GlobalConfig, batches: list[MapBatch]) -> None:
     """One map call per batch (``concurrency`` at a time); fills each batch's points, calls and status."""
-    chat = deps.chat()
+    chat = rt.chat()
 
     def one(batch: MapBatch) -> Any:
         messages = [
-            {"role": "system", "content": map_prompt(deps, settings, batch.text)},
+            {"role": "system", "content": map_prompt(rt, settings, batch.text)},
             {"role": "user", "content": question},
         ]
         return ask_json(
@@ -173,11 +174,11 @@ def run_map(deps: QueryDeps, question: str, settings: GlobalConfig, batches: lis
             max_tokens=settings.map_max_tokens,
             json_schema=POINTS_SCHEMA,
             validate=_parse_points,
-            prompts=deps.config.prompts,
+            prompts=rt.config.prompts,
             repair_retries=settings.repair_retries,
         )
 
-    for batch, outcome in zip(batches, parallel(one, batches, settings.concurrency), strict=True):
+    for batch, outcome in zip(batches, parallel_map(one, batches, settings.concurrency), strict=True):
         batch.calls, batch.repaired, batch.error = outcome.calls, outcome.repaired, outcome.error
         if outcome.value is None:
             batch.malformed = True

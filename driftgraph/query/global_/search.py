@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
-from driftgraph.query.citations import check_question, map_citations
+from driftgraph.query.citations import map_citations
 from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
 from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
-from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
-from driftgraph.query.trace import TraceItem, TraceRecorder, write_trace
+from driftgraph.query.requests import GlobalQuery
+from driftgraph.query.result import ContextInfo, Cost, GlobalResult
+from driftgraph.query.trace import Trace, TraceItem, write_trace
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 
 def render_point(point: Point) -> str:
@@ -36,44 +37,32 @@ def render_point(point: Point) -> str:
     return f"----- Key point (importance {point.score}; Reports ({refs})) -----\n{point.description}"
 
 
-def global_search(
-    deps: QueryDeps,
-    question: str,
-    settings: GlobalConfig,
-    *,
-    level: int | None = None,
-    dynamic: bool | None = None,
-    budget: int | None = None,
-    seed: int | None = None,
-    on_token: Callable[[str], None] | None = None,
-    store_trace: bool = True,
-) -> SearchResult:
-    """Answer ``question`` from the community reports; ``level``/``dynamic``/``seed`` override the config."""
-    question = check_question(question)
-    level = settings.level if level is None else level
-    dynamic = settings.dynamic if dynamic is None else dynamic
-    seed = settings.seed if seed is None else seed
-    started, trips = time.perf_counter(), deps.store.round_trips
-    recorder = TraceRecorder("global", question)
-    map_budget, reduce_budget = _budgets(deps, settings, question, budget)
+def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str], None] | None = None) -> GlobalResult:
+    """Answer the request's question from the community reports; level/dynamic/seed override the config."""
+    settings = request.settings(rt.config)
+    question, budget = request.question, request.budget
+    level, dynamic, seed = settings.level, settings.dynamic, settings.seed
+    started, trips = time.perf_counter(), rt.store.round_trips
+    recorder = Trace("global", question)
+    map_budget, reduce_budget = _budgets(rt, settings, question, budget)
 
-    selection = select_dynamic(deps, question, settings, level) if dynamic else select_level(deps, level)
+    selection = select_dynamic(rt, question, settings, level) if dynamic else select_level(rt, level)
     selected_at = time.perf_counter()
-    batches = make_batches(selection.selected, selection.states, map_budget.context, random.Random(seed), deps)
+    batches = make_batches(selection.selected, selection.states, map_budget.context, random.Random(seed), rt)
     for batch in batches:
         for _, report in batch.reports:
             state = selection.states[report.id]
             state.stage, state.batch = "mapped", batch.index
-    run_map(deps, question, settings, batches)
+    run_map(rt, question, settings, batches)
     mapped_at = time.perf_counter()
 
     points = [p for b in batches for p in b.points]
-    kept, point_trace, context = _reduce_context(deps, settings, points, reduce_budget.context)
-    answer, stop_reason = _answer(deps, settings, question, context, kept, on_token)
+    kept, point_trace, context = _reduce_context(rt, settings, points, reduce_budget.context)
+    answer, stop_reason = _answer(rt, settings, question, context, kept, on_token)
     _finish_states(selection, batches, points, kept, settings.min_score)
 
-    recorder.budget = reduce_budget.to_dict()
-    recorder.round_trips = deps.store.round_trips - trips
+    recorder.budget = reduce_budget
+    recorder.round_trips = rt.store.round_trips - trips
     recorder.citations = map_citations(
         answer if kept else "", "Reports", {sid: r.id for b in batches for sid, r in b.reports}
     )
@@ -108,43 +97,53 @@ def global_search(
         batches=[b.to_dict() for b in batches],
         points=point_trace,
     )
-    cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
-    params = {**settings.model_dump(), "level": level, "dynamic": dynamic, "budget": budget, "seed": seed}
+    params = {
+        **settings.model_dump(),
+        "level": level,
+        "dynamic": dynamic,
+        "budget": budget,
+        "seed": seed,
+        "request": request.model_dump(mode="json"),
+    }
     rid = None
-    if store_trace:
+    if request.store_trace:
         rid = write_trace(
-            deps.store,
+            rt.store,
             recorder,
-            deps.config.trace,
+            rt.config.trace,
             query=question,
             params=params,
-            cost=cost,
+            cost=Cost.from_ledger(rt.ledger).to_dict(),
             seed=seed,
             stop_reason=stop_reason,
             context_tokens=context.tokens,
         )
-        cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
-    return SearchResult(
+    return GlobalResult(
         mode="global",
         question=question,
         answer=answer,
         retrieval_id=rid,
         context=context,
-        trace=recorder.to_dict(),
-        cost=cost,
-        extra={"level": level, "dynamic": dynamic, "seed": seed, "stop_reason": stop_reason},
+        trace=recorder,
+        cost=Cost.from_ledger(rt.ledger),
+        stop_reason=stop_reason,
+        level=level,
+        dynamic=dynamic,
+        seed=seed,
+        selection=selection,
+        batches=batches,
     )
 
 
 def _budgets(
-    deps: QueryDeps, settings: GlobalConfig, question: str, budget: int | None
+    rt: Runtime, settings: GlobalConfig, question: str, budget: int | None
 ) -> tuple[BudgetBreakdown, BudgetBreakdown]:
-    window = deps.config.llm.model_context_window
-    q = deps.count_tokens(question)
+    window = rt.config.llm.model_context_window
+    q = rt.count_tokens(question)
     map_b = derive_budget(
         window=window,
         answer_reserve=settings.map_max_tokens,
-        prompt=deps.count_tokens(map_prompt(deps, settings, "")),
+        prompt=rt.count_tokens(map_prompt(rt, settings, "")),
         question=q,
         history=0,
         cap=settings.map_cap,
@@ -153,7 +152,7 @@ def _budgets(
     reduce_b = derive_budget(
         window=window,
         answer_reserve=settings.answer_reserve,
-        prompt=deps.count_tokens(_reduce_prompt(deps, settings, "")),
+        prompt=rt.count_tokens(_reduce_prompt(rt, settings, "")),
         question=q,
         history=0,
         cap=settings.reduce_cap,
@@ -162,21 +161,21 @@ def _budgets(
     return map_b, reduce_b
 
 
-def _reduce_prompt(deps: QueryDeps, settings: GlobalConfig, points_text: str) -> str:
-    return render_prompt("global_reduce", deps.config.prompts, points=points_text, response_type=settings.response_type)
+def _reduce_prompt(rt: Runtime, settings: GlobalConfig, points_text: str) -> str:
+    return render_prompt("global_reduce", rt.config.prompts, points=points_text, response_type=settings.response_type)
 
 
 def _reduce_context(
-    deps: QueryDeps, settings: GlobalConfig, points: list[Point], budget: int
+    rt: Runtime, settings: GlobalConfig, points: list[Point], budget: int
 ) -> tuple[list[Point], list[dict[str, Any]], ContextInfo]:
     """Drop low scores, then fill best-first item by item; the rendered text is re-counted exactly."""
     ranked = sorted(points, key=lambda p: (-p.score, p.batch, p.index))
     trace: dict[str, dict[str, Any]] = {}
     candidates: list[Candidate] = []
-    sep = deps.count_tokens("\n\n")
+    sep = rt.count_tokens("\n\n")
     for rank, point in enumerate(ranked, 1):
         block = render_point(point)
-        tokens = deps.count_tokens(block) + sep
+        tokens = rt.count_tokens(block) + sep
         trace[point.key] = {
             "point": point.key,
             "rank": rank,
@@ -194,12 +193,12 @@ def _reduce_context(
     for cand, reason in result.dropped:
         trace[cand.id].update(status="dropped", reason=reason)
     text = "\n\n".join(render_point(p) for p in kept)
-    tokens = deps.count_tokens(text) if text else 0
+    tokens = rt.count_tokens(text) if text else 0
     while kept and tokens > budget:  # cannot happen with the separator counted, but never send over budget
         gone = kept.pop()
         trace[gone.key].update(status="dropped", reason="budget")
         text = "\n\n".join(render_point(p) for p in kept)
-        tokens = deps.count_tokens(text) if text else 0
+        tokens = rt.count_tokens(text) if text else 0
     for p in kept:
         trace[p.key].update(status="included", reason=None)
     ordered = sorted(trace.values(), key=lambda t: t["rank"])
@@ -207,7 +206,7 @@ def _reduce_context(
 
 
 def _answer(
-    deps: QueryDeps,
+    rt: Runtime,
     settings: GlobalConfig,
     question: str,
     context: ContextInfo,
@@ -215,15 +214,15 @@ def _answer(
     on_token: Callable[[str], None] | None,
 ) -> tuple[str, str]:
     if not kept:
-        answer = render_prompt("no_data_answer", deps.config.prompts).strip()
+        answer = render_prompt("no_data_answer", rt.config.prompts).strip()
         if on_token is not None:
             on_token(answer)
         return answer, "no_relevant_points"
     messages = [
-        {"role": "system", "content": _reduce_prompt(deps, settings, context.text)},
+        {"role": "system", "content": _reduce_prompt(rt, settings, context.text)},
         {"role": "user", "content": question},
     ]
-    reply = deps.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
+    reply = rt.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
     return reply.text, "answered"
 
 

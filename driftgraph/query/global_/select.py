@@ -10,19 +10,19 @@ trace prints: rated (with its rating), selected, or dropped and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import NoReportsError
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
+from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -135,11 +135,11 @@ class Selection:
         }
 
 
-def select_level(deps: QueryDeps, level: int) -> Selection:
+def select_level(rt: Runtime, level: int) -> Selection:
     """Every report of the hierarchy cut at ``level``; communities without a report are listed and dropped."""
-    rows = deps.store.read("query/global_level_reports", level=level)
+    rows = rt.store.read("query/global_level_reports", level=level)
     if not rows:
-        _no_reports(deps, level)
+        _no_reports(rt, level)
     states: dict[str, ReportState] = {}
     selected: list[Report] = []
     for row in rows:
@@ -152,8 +152,8 @@ def select_level(deps: QueryDeps, level: int) -> Selection:
     return Selection(selected, states, "level", level)
 
 
-def _no_reports(deps: QueryDeps, level: int) -> None:
-    levels = deps.store.read("query/community_levels")
+def _no_reports(rt: Runtime, level: int) -> None:
+    levels = rt.store.read("query/community_levels")
     if not any(r["reports"] for r in levels):
         raise NoReportsError(
             "the database has no community reports: import a GraphRAG index (driftgraph import-graphrag) "
@@ -163,11 +163,11 @@ def _no_reports(deps: QueryDeps, level: int) -> None:
     raise NoReportsError(f"no community reports at level {level} (levels: {known})")
 
 
-def select_dynamic(deps: QueryDeps, question: str, settings: GlobalConfig, max_level: int) -> Selection:
+def select_dynamic(rt: Runtime, question: str, settings: GlobalConfig, max_level: int) -> Selection:
     """Rate from the roots down to ``max_level``; descend only under reports rated >= ``rate_threshold``."""
-    frontier = [Report.from_row(r) for r in deps.store.read("query/global_roots")]
+    frontier = [Report.from_row(r) for r in rt.store.read("query/global_roots")]
     if not frontier:
-        _no_reports(deps, 0)
+        _no_reports(rt, 0)
     sel = Selection([], {}, "dynamic", max_level)
     kept_children: dict[str, int] = {}
     descended: list[Report] = []
@@ -179,7 +179,7 @@ def select_dynamic(deps: QueryDeps, question: str, settings: GlobalConfig, max_l
         for r in frontier:
             if not (r.text.strip() or r.summary.strip()):
                 sel.states[r.id].drop("no_report")
-        ratings = _rate(deps, question, settings, readable, sel)
+        ratings = _rate(rt, question, settings, readable, sel)
         next_parents: list[Report] = []
         for report in readable:
             state = sel.states[report.id]
@@ -199,7 +199,7 @@ def select_dynamic(deps: QueryDeps, question: str, settings: GlobalConfig, max_l
         dropped = sum(1 for r in readable if sel.states[r.id].status == "dropped")
         sel.rounds.append({"depth": depth, "rated": len(readable), "kept": len(readable) - dropped})
         descended += next_parents
-        frontier = _children(deps, [r.id for r in next_parents])
+        frontier = _children(rt, [r.id for r in next_parents])
         depth += 1
     for parent in descended:
         state = sel.states[parent.id]
@@ -212,20 +212,20 @@ def select_dynamic(deps: QueryDeps, question: str, settings: GlobalConfig, max_l
     return sel
 
 
-def _children(deps: QueryDeps, parent_ids: list[str]) -> list[Report]:
+def _children(rt: Runtime, parent_ids: list[str]) -> list[Report]:
     if not parent_ids:
         return []
-    return [Report.from_row(r) for r in deps.store.read("query/global_children", ids=parent_ids)]
+    return [Report.from_row(r) for r in rt.store.read("query/global_children", ids=parent_ids)]
 
 
-def _rate(deps: QueryDeps, question: str, settings: GlobalConfig, reports: list[Report], sel: Selection) -> dict:
+def _rate(rt: Runtime, question: str, settings: GlobalConfig, reports: list[Report], sel: Selection) -> dict:
     """Ratings by report id; a batch whose reply stays malformed after repair keeps its reports (rating None)."""
     from driftgraph.llm.tokenizer import truncate_tokens
 
     size = settings.rate_batch_size
     batches = [reports[i : i + size] for i in range(0, len(reports), size)]
-    encoding = deps.config.tokenizer.encoding
-    chat = deps.chat()
+    encoding = rt.config.tokenizer.encoding
+    chat = rt.chat()
     response = schema(
         "report_ratings",
         {
@@ -248,7 +248,7 @@ def _rate(deps: QueryDeps, question: str, settings: GlobalConfig, reports: list[
             blocks.append(f"Report {n}: {report.title}\n{truncate_tokens(text, settings.rate_text_tokens, encoding)}")
         prompt = render_prompt(
             "global_rate",
-            deps.config.prompts,
+            rt.config.prompts,
             question=question,
             reports="\n\n".join(blocks),
             max_rating=settings.max_rating,
@@ -260,12 +260,12 @@ def _rate(deps: QueryDeps, question: str, settings: GlobalConfig, reports: list[
             max_tokens=32 + 16 * len(batch),
             json_schema=response,
             validate=_ratings_validator(len(batch), settings.max_rating),
-            prompts=deps.config.prompts,
+            prompts=rt.config.prompts,
             repair_retries=settings.repair_retries,
         )
 
     out: dict[str, int | None] = {}
-    for batch, outcome in zip(batches, parallel(rate_batch, batches, settings.concurrency), strict=True):
+    for batch, outcome in zip(batches, parallel_map(rate_batch, batches, settings.concurrency), strict=True):
         sel.rate_calls += outcome.calls
         sel.rate_repaired += int(outcome.repaired)
         sel.rate_malformed += int(outcome.malformed)
@@ -293,11 +293,3 @@ def _ratings_validator(count: int, max_rating: int) -> Callable[[Any], dict[int,
         return got
 
     return validate
-
-
-def parallel(fn: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> list[Any]:
-    """``fn`` over ``items`` with at most ``concurrency`` in flight; results in input order, not finish order."""
-    if len(items) <= 1 or concurrency == 1:
-        return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
-        return list(pool.map(fn, items))

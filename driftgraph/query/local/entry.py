@@ -18,60 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import EntryError
 from driftgraph.query.trace import EntryCandidate
+from driftgraph.store.lucene import STOP_WORDS, WORD, or_query
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
     from driftgraph.store.db import Store
 
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words that carry no entity signal; a fulltext query made only of these is skipped.
-_STOP = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "their",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-    }
-)
 
 
 @dataclass
@@ -105,8 +59,7 @@ def fulltext_query(question: str) -> str:
 
     Words are lower-cased (so AND/OR/NOT are never operators) and escaped, so no user text acts as syntax.
     """
-    words = [w.lower() for w in _WORD.findall(question) if w.lower() not in _STOP and len(w) > 1]
-    return " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in words[:32])
+    return or_query(question, drop_stop_words=True, max_terms=32)
 
 
 def entry_params(settings: LocalConfig, vector: Sequence[float], question: str) -> dict[str, Any]:
@@ -140,13 +93,13 @@ def run_entry(
 
 
 def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
+    return [w.casefold() for w in WORD.findall(text)]
 
 
 def title_in_question(title: str, question_words: Sequence[str]) -> bool:
     """The entity's whole title appears in the question as consecutive words (case-insensitive)."""
     t = _words(title)
-    if not t or (len(t) == 1 and (len(t[0]) < 3 or t[0] in _STOP)):
+    if not t or (len(t) == 1 and (len(t[0]) < 3 or t[0] in STOP_WORDS)):
         return False
     n = len(t)
     return any(list(question_words[i : i + n]) == t for i in range(len(question_words) - n + 1))

@@ -9,7 +9,6 @@ Citations look like ``[Data: Sources (3, 7); Reports (2, +more)]`` and are mappe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,10 +28,6 @@ COLUMNS = {
     "claim": "id|entity|object|type|status|description|start|end",
     "chunk": "id|text",
 }
-_TITLE_TO_SOURCE = {v.lower(): k for k, v in SECTION_TITLES.items()}
-_DATA_REF = re.compile(r"\[Data:([^\]]*)\]", re.IGNORECASE)
-_GROUP = re.compile(r"([A-Za-z]+)\s*\(([^)]*)\)")
-_NUMBER = re.compile(r"\d+")
 
 
 def header(source: str) -> str:
@@ -92,21 +87,3 @@ def id_map(included: Iterable[Candidate]) -> dict[str, dict[int, str]]:
     for c in included:
         out.setdefault(SECTION_TITLES[c.source], {})[c.rank] = c.id
     return out
-
-
-def check_citations(answer: str, ids: Mapping[str, Mapping[int, str]]) -> dict[str, Any]:
-    """Every ``[Data: ...]`` reference mapped to real ids; ids not shown in the context are ``unmapped``."""
-    cited: dict[str, list[str]] = {}
-    unmapped: list[str] = []
-    count = 0
-    for ref in _DATA_REF.finditer(answer):
-        for name, numbers in _GROUP.findall(ref.group(1)):
-            title = SECTION_TITLES.get(_TITLE_TO_SOURCE.get(name.lower(), ""), name)
-            for n in _NUMBER.findall(numbers):
-                count += 1
-                real = ids.get(title, {}).get(int(n))
-                if real is None:
-                    unmapped.append(f"{title} {n}")
-                elif real not in cited.setdefault(title, []):
-                    cited[title].append(real)
-    return {"references": count, "cited": cited, "unmapped": sorted(set(unmapped))}

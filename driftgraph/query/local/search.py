@@ -1,12 +1,12 @@
-"""Local search (DESIGN §4): rewrite -> budget -> entry -> expansion -> route -> fill -> render -> answer.
+"""Local search (README "Local search"): rewrite -> budget -> entry -> expansion -> route -> fill -> answer.
 
-Two entry points, both taking a ``QueryDeps`` (see ``deps.py``) and a ``LocalConfig`` (the ``local``
-config section, or DRIFT's own copy of it):
+Two entry points, both taking a ``Runtime``:
 
-* ``build_local_context(...) -> LocalContext``: retrieval and assembly only, no chat call unless a rewrite
-  or the LLM router is needed. Benchmarks and DRIFT's steps call this.
-* ``local_search(...) -> SearchResult``: the context plus the answer, the citation check and the stored
-  trace; the ``SearchResult`` is the shared JSON envelope.
+* ``build_local_context(rt, question, settings, ...) -> LocalContext``: retrieval and assembly only, no chat
+  call unless a rewrite or the LLM router is needed. Benchmarks and DRIFT's steps (with DRIFT's own
+  ``drift.local`` settings) call this.
+* ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer, the citation check and the
+  stored trace.
 
 Retrieval costs at most two Bolt round trips (entry, expansion); the trace write is one more.
 """
@@ -19,16 +19,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import QuestionError
-from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.prompts import render_prompt
+from driftgraph.query.budget import BudgetBreakdown, Candidate, FillResult, derive_budget, fill
+from driftgraph.query.citations import check_local
+from driftgraph.query.history import validate_history
 from driftgraph.query.local import render
-from driftgraph.query.trace import EntryCandidate, TraceItem, TraceRecorder
+from driftgraph.query.local.entry import EntryResult, run_entry
+from driftgraph.query.local.expand import expansion_params, run_expansion
+from driftgraph.query.local.rank import rank_all
+from driftgraph.query.local.rewrite import history_text, rewrite_question
+from driftgraph.query.local.route import Route, thematic_wording
+from driftgraph.query.local.route import route as choose_route
+from driftgraph.query.requests import LocalQuery, check_question
+from driftgraph.query.result import ContextInfo, Cost, LocalResult
+from driftgraph.query.trace import EntryCandidate, Trace, TraceItem, write_trace
 
 if TYPE_CHECKING:
     import numpy as np
 
     from driftgraph.config import LocalConfig
-    from driftgraph.query.result import SearchResult
-    from driftgraph.runtime import QueryDeps
+    from driftgraph.runtime import Runtime
 
 SOURCES = ("report", "entity", "relationship", "chunk", "claim")
 MESSAGE_OVERHEAD = 7  # chat-format tokens of a system + a user message
@@ -44,7 +54,7 @@ class LocalContext:
     text: str
     tokens: int
     budget: BudgetBreakdown
-    recorder: TraceRecorder
+    recorder: Trace
     included: list[Candidate] = field(default_factory=list)
     id_map: dict[str, dict[int, str]] = field(default_factory=dict)
     history_text: str = ""
@@ -56,60 +66,91 @@ class LocalContext:
 
 
 def build_local_context(
-    deps: QueryDeps,
+    rt: Runtime,
     question: str,
     settings: LocalConfig,
     *,
     budget: int | None = None,
     history: Sequence[dict[str, str]] | None = None,
     exclude: Sequence[str] = (),
-    route: str | None = None,
     query_vector: np.ndarray | None = None,
 ) -> LocalContext:
     """Retrieve and assemble a context for ``question`` within the budget; records the trace.
 
     ``budget`` fixes the context size (benchmarks); otherwise it is derived from the deployment.
     ``history`` is a list of ``{role, content}`` turns; ``exclude`` entity titles or ids never enter;
-    ``route`` overrides ``settings.route``; ``query_vector`` skips embedding the (standalone) question.
+    ``query_vector`` skips embedding the (standalone) question.
     """
-    from driftgraph.prompts import render_prompt
-    from driftgraph.query.history import validate_history
-    from driftgraph.query.local.entry import run_entry
-    from driftgraph.query.local.expand import expansion_params, run_expansion
-    from driftgraph.query.local.rank import rank_all
-    from driftgraph.query.local.rewrite import history_text, rewrite_question
-    from driftgraph.query.local.route import route as choose_route
-    from driftgraph.query.local.route import thematic_wording
+    question = check_question(question)
+    rec = Trace(mode="local", question=question)
+    query, hist = _standalone_query(rt, question, settings, history, rec)
+    breakdown = _derive_budget(rt, settings, query, hist, budget)
+    rec.budget = breakdown
+    t0 = time.perf_counter()
+    vector = query_vector if query_vector is not None else rt.embed([query], phase="embed")[0]
+    t1 = time.perf_counter()
+    entry, seeds, report_ids = _entry(rt, settings, vector, query, exclude, rec)  # round trip 1
+    t2 = time.perf_counter()
+    expansion = _expand(rt, settings, vector, entry, seeds, report_ids, exclude, rec)  # round trip 2
+    t3 = time.perf_counter()
+    ranked = rank_all(expansion, entry, settings, rt.count_many)
+    rec.absent_sources = [s for s in SOURCES if not entry.present.get(s, False)]
+    rec.route = chosen = _route(rt, settings, query, entry)
+    text, tokens, result = _assemble(rt, settings, entry, ranked.candidates, chosen, breakdown.context, rec)
+    t4 = time.perf_counter()
+    _record_items(rec, result.included, [*ranked.dropped, *result.dropped])
+    rec.timings.update(
+        {
+            "embed_s": t1 - t0,
+            "entry_s": t2 - t1,
+            "expand_s": t3 - t2,
+            "assemble_s": t4 - t3,
+            "retrieval_assembly_s": t4 - t1,
+        }
+    )
+    return LocalContext(
+        question=question,
+        query=query,
+        text=text,
+        tokens=tokens,
+        budget=breakdown,
+        recorder=rec,
+        included=list(result.included),
+        id_map=render.id_map(result.included),
+        history_text=hist,
+    )
 
-    question = (question or "").strip()
-    if not question:
-        raise QuestionError("the question is empty")
-    cfg = deps.config
-    count = deps.count_tokens
-    rec = TraceRecorder(mode="local", question=question)
 
-    def prompt(name: str, **values: object) -> str:
-        return render_prompt(name, cfg.prompts, **values)
+def _prompt(rt: Runtime, name: str, **values: object) -> str:
+    return render_prompt(name, rt.config.prompts, **values)
 
-    # 1. rewrite (multi-turn only)
+
+def _standalone_query(
+    rt: Runtime, question: str, settings: LocalConfig, history: Sequence[dict[str, str]] | None, rec: Trace
+) -> tuple[str, str]:
+    """The question as a standalone query (rewritten only when history is given) and the history text."""
+    count = rt.count_tokens
     turns = validate_history(list(history)) if history else []
     hist = history_text(turns, settings, count) if turns else ""
     # the question alone must fit before anything is spent on it
-    window = cfg.llm.model_context_window
+    window = rt.config.llm.model_context_window
     if count(question) + settings.answer_reserve > window:
         raise QuestionError(
             f"the question ({count(question)} tokens) does not fit the model window ({window} tokens, "
             f"llm.model_context_window) with the answer reserve ({settings.answer_reserve})"
         )
-    rw = rewrite_question(question, hist, deps.chat, prompt)
-    rec.rewrite = rw.to_dict() if turns else None
-    query = rw.query
+    rw = rewrite_question(question, hist, rt.chat, lambda name, **v: _prompt(rt, name, **v))
+    rec.rewrite = rw if turns else None
+    return rw.query, hist
 
-    # 2. budget from the deployment
+
+def _derive_budget(rt: Runtime, settings: LocalConfig, query: str, hist: str, budget: int | None) -> BudgetBreakdown:
+    """The context budget from the deployment: window - answer reserve - prompt - question - history."""
+    count = rt.count_tokens
     # without history the answer prompt says "(none)" there; with history its tokens are the history term
-    system = prompt("local_search", context_data="", history="" if hist else NO_HISTORY)
-    breakdown = derive_budget(
-        window=window,
+    system = _prompt(rt, "local_search", context_data="", history="" if hist else NO_HISTORY)
+    return derive_budget(
+        window=rt.config.llm.model_context_window,
         answer_reserve=settings.answer_reserve,
         prompt=count(system) + MESSAGE_OVERHEAD,
         question=count(query),
@@ -117,13 +158,13 @@ def build_local_context(
         cap=settings.context_cap,
         override=budget,
     )
-    rec.budget = breakdown.to_dict()
 
-    # 3. entry (round trip 1)
-    t0 = time.perf_counter()
-    vector = query_vector if query_vector is not None else deps.embed([query], phase="embed")[0]
-    t1 = time.perf_counter()
-    entry = run_entry(deps.store, settings, vector, query, exclude)
+
+def _entry(
+    rt: Runtime, settings: LocalConfig, vector: Any, query: str, exclude: Sequence[str], rec: Trace
+) -> tuple[EntryResult, list[str], list[str]]:
+    """EntryResult entities, chunk and report hits with their verdicts; returns the seed chunks and report ids."""
+    entry = run_entry(rt.store, settings, vector, query, exclude)
     thematic = thematic_wording(query)
     entry.strict = entry.off_topic and not thematic
     gate = settings.min_similarity if entry.strict else settings.chunk_min_similarity
@@ -149,9 +190,20 @@ def build_local_context(
             )
     seeds = [h.id for h in entry.chunk_hits if h.similarity >= gate][: settings.seed_chunks]
     report_ids = [h.id for h in entry.report_hits if h.similarity >= report_gate]
-    t2 = time.perf_counter()
+    return entry, seeds, report_ids
 
-    # 4. expansion (round trip 2)
+
+def _expand(
+    rt: Runtime,
+    settings: LocalConfig,
+    vector: Any,
+    entry: EntryResult,
+    seeds: list[str],
+    report_ids: list[str],
+    exclude: Sequence[str],
+    rec: Trace,
+) -> Any:
+    """One expansion query around the entry points (second hop included)."""
     params = expansion_params(
         settings,
         vector,
@@ -162,66 +214,61 @@ def build_local_context(
         exclude,
         entry.excluded_ids,
     )
-    expansion, expand_trips = run_expansion(deps.store, params)
+    expansion, expand_trips = run_expansion(rt.store, params)
     # counted here, not from the store's shared counter: DRIFT runs several of these at once
     rec.round_trips = 1 + expand_trips
-    t3 = time.perf_counter()
+    return expansion
 
-    # 5. rank, route, fill
-    ranked = rank_all(expansion, entry, settings, deps.count_many)
-    present = entry.present
-    rec.absent_sources = [s for s in SOURCES if not present.get(s, False)]
-    chosen = choose_route(
+
+def _route(rt: Runtime, settings: LocalConfig, query: str, entry: EntryResult) -> Route:
+    """The question's shape: which sources go first and which floors hold."""
+    return choose_route(
         query,
         entry.entities,
         settings,
-        route,
-        deps.chat() if settings.llm_router else None,
-        lambda q, ents: prompt("route_question", question=q, entities=", ".join(e.title for e in ents[:10]) or "none"),
+        None,
+        rt.chat() if settings.llm_router else None,
+        lambda q, ents: _prompt(
+            rt, "route_question", question=q, entities=", ".join(e.title for e in ents[:10]) or "none"
+        ),
     )
-    rec.route = chosen.to_dict()
-    note = _note(entry, settings, ranked.candidates)
+
+
+def _assemble(
+    rt: Runtime,
+    settings: LocalConfig,
+    entry: EntryResult,
+    candidates: dict[str, list[Candidate]],
+    chosen: Route,
+    budget: int,
+    rec: Trace,
+) -> tuple[str, int, FillResult]:
+    """Fill item by item in the route's order and render; the exact token count never exceeds ``budget``."""
+    count = rt.count_tokens
+    note = _note(entry, settings, candidates)
     note_tokens = count(note) if note else 0
-    if note_tokens > breakdown.context:
+    if note_tokens > budget:
         note, note_tokens = "", 0  # a budget too small even for the note stays empty
     headers = {s: count(render.header(s)) for s in SOURCES}
-    result = fill(ranked.candidates, chosen.order, chosen.floors, max(0, breakdown.context - note_tokens), headers)
+    result = fill(candidates, chosen.order, chosen.floors, max(0, budget - note_tokens), headers)
     text = note + render.render(result.included, chosen.order)
     tokens = count(text)
-    while tokens > breakdown.context and result.included:  # safety net; the parts add up exactly in practice
+    while tokens > budget and result.included:  # safety net; the parts add up exactly in practice
         last = result.included.pop()
         result.dropped.append((last, "exact_check"))
         text = note + render.render(result.included, chosen.order)
         tokens = count(text)
-    t4 = time.perf_counter()
-
-    for c in result.included:
-        via = (c.payload or {}).get("via")
-        rec.add_item(TraceItem(c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), via))
-    for c, reason in [*ranked.dropped, *result.dropped]:
-        rec.add_item(TraceItem(c.source, c.id, c.tokens, "dropped", reason, c.rank or None, c.hop, round(c.score, 4)))
     if note:
         rec.notes.append(note.strip())
-    rec.timings.update(
-        {
-            "embed_s": t1 - t0,
-            "entry_s": t2 - t1,
-            "expand_s": t3 - t2,
-            "assemble_s": t4 - t3,
-            "retrieval_assembly_s": t4 - t1,
-        }
-    )
-    return LocalContext(
-        question=question,
-        query=query,
-        text=text,
-        tokens=tokens,
-        budget=breakdown,
-        recorder=rec,
-        included=list(result.included),
-        id_map=render.id_map(result.included),
-        history_text=hist,
-    )
+    return text, tokens, result
+
+
+def _record_items(rec: Trace, included: list[Candidate], dropped: list[tuple[Candidate, str]]) -> None:
+    for c in included:
+        via = (c.payload or {}).get("via")
+        rec.add_item(TraceItem(c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), via))
+    for c, reason in dropped:
+        rec.add_item(TraceItem(c.source, c.id, c.tokens, "dropped", reason, c.rank or None, c.hop, round(c.score, 4)))
 
 
 def _note(entry: Any, settings: LocalConfig, candidates: dict[str, list[Candidate]]) -> str:
@@ -238,75 +285,71 @@ def _note(entry: Any, settings: LocalConfig, candidates: dict[str, list[Candidat
 
 
 def local_search(
-    deps: QueryDeps,
-    question: str,
-    settings: LocalConfig,
+    rt: Runtime,
+    request: LocalQuery,
     *,
-    budget: int | None = None,
-    history: Sequence[dict[str, str]] | None = None,
-    exclude: Sequence[str] = (),
-    route: str | None = None,
-    context_only: bool = False,
     on_token: Callable[[str], None] | None = None,
-    write_trace: bool = True,
     parent_id: str | None = None,
-    params: dict[str, Any] | None = None,
-) -> SearchResult:
-    """Answer ``question`` (or, with ``context_only``, only assemble the context) and store the trace."""
-    from driftgraph.prompts import render_prompt
-    from driftgraph.query.result import ContextInfo, SearchResult, cost_dict
-    from driftgraph.query.trace import write_trace as store_trace
-
-    ctx = build_local_context(deps, question, settings, budget=budget, history=history, exclude=exclude, route=route)
+) -> LocalResult:
+    """Answer the request's question (or, with ``context_only``, only assemble the context); store the trace."""
+    settings = request.settings(rt.config)
+    history = [t.model_dump() for t in request.history]
+    ctx = build_local_context(rt, request.question, settings, budget=request.budget, history=history,
+                              exclude=request.exclude)
     rec = ctx.recorder
-    answer: str | None = None
-    if not context_only:
-        if not ctx.included:
-            answer = render_prompt("no_data_answer", deps.config.prompts).strip()
-            rec.notes.append("no context: the answer call was skipped")
-        else:
-            t0 = time.perf_counter()
-            system = render_prompt(
-                "local_search", deps.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
-            )
-            res = deps.chat().complete(
-                [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}],
-                phase="answer",
-                max_tokens=settings.answer_reserve,
-                on_token=on_token,
-            )
-            answer = res.text
-            rec.citations = render.check_citations(answer, ctx.id_map)
-            rec.timings["answer_s"] = time.perf_counter() - t0
-    cost = cost_dict(deps.ledger.to_dict(), deps.ledger.to_dict(per_phase=True))
-    run_params = {
-        **settings.model_dump(mode="json"),
-        "budget": budget,
-        "route": route,
-        "exclude": list(exclude),
-        "context_only": context_only,
-        "history_turns_given": len(history or []),
-        **(params or {}),
-    }
+    answer = None if request.context_only else _answer(rt, ctx, settings, on_token)
+    cost = Cost.from_ledger(rt.ledger)
+    stop = "context_only" if request.context_only else ("no_data" if not ctx.included else "answered")
     rid = None
-    if write_trace:
-        rid = store_trace(
-            deps.store,
+    if request.store_trace:
+        run_params = {
+            **settings.model_dump(mode="json"),
+            "budget": request.budget,
+            "route": request.route,
+            "exclude": list(request.exclude),
+            "context_only": request.context_only,
+            "history_turns_given": len(history),
+            "request": request.model_dump(mode="json"),
+        }
+        rid = write_trace(
+            rt.store,
             rec,
-            deps.config.trace,
-            query=question,
+            rt.config.trace,
+            query=request.question,
             params=run_params,
-            cost=cost,
-            stop_reason="context_only" if context_only else ("no_data" if not ctx.included else "answered"),
+            cost=cost.to_dict(),
+            stop_reason=stop,
             context_tokens=ctx.tokens,
             parent_id=parent_id,
         )
-    return SearchResult(
+    return LocalResult(
         mode="local",
-        question=question,
+        question=request.question,
         answer=answer,
         retrieval_id=rid,
         context=ContextInfo(ctx.text, ctx.tokens, ctx.budget.context),
-        trace=rec.to_dict(),
+        trace=rec,
         cost=cost,
+        stop_reason=stop,
     )
+
+
+def _answer(rt: Runtime, ctx: LocalContext, settings: LocalConfig, on_token: Callable[[str], None] | None) -> str:
+    """The answer call (skipped when nothing entered the context), its citations checked against the context."""
+    rec = ctx.recorder
+    if not ctx.included:
+        rec.notes.append("no context: the answer call was skipped")
+        return render_prompt("no_data_answer", rt.config.prompts).strip()
+    t0 = time.perf_counter()
+    system = render_prompt(
+        "local_search", rt.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
+    )
+    res = rt.chat().complete(
+        [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}],
+        phase="answer",
+        max_tokens=settings.answer_reserve,
+        on_token=on_token,
+    )
+    rec.citations = check_local(res.text, ctx.id_map)
+    rec.timings["answer_s"] = time.perf_counter() - t0
+    return res.text
