@@ -21,6 +21,8 @@ def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_checks(rt: Runtime) -> dict[str, Any]:
+    from driftgraph.store.db import routes
+
     cfg = rt.config
 
     def neo4j() -> dict[str, Any]:
@@ -30,6 +32,19 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
             "edition": row["edition"],
             "uri": cfg.neo4j.uri,
             "database": cfg.neo4j.database,
+        }
+
+    def routing() -> dict[str, Any]:
+        """The servers the driver routes to and their roles (only for neo4j:// and neo4j+s:// URIs)."""
+        row = rt.store.read("admin/routing_table", db=cfg.neo4j.database)[0]
+        roles: dict[str, list[str]] = {}
+        for server in row["servers"]:
+            for address in server["addresses"]:
+                roles.setdefault(address, []).append(server["role"])
+        return {
+            "servers": "; ".join(f"{addr} ({'+'.join(r)})" for addr, r in sorted(roles.items())),
+            "ttl_s": row["ttl"],
+            "table": [{"address": addr, "roles": r} for addr, r in sorted(roles.items())],
         }
 
     def schema() -> dict[str, Any]:
@@ -75,6 +90,8 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
         }
 
     report = {"neo4j": _check(neo4j)}
+    if report["neo4j"]["ok"] and routes(cfg.neo4j.uri):
+        report["routing"] = _check(routing)
     report["schema"] = _check(schema) if report["neo4j"]["ok"] else {"ok": False, "error": "neo4j unreachable"}
     report["embedder"] = _check(embedder)
     report["tokenizer"] = _check(tokenizer)

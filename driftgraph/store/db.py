@@ -1,7 +1,13 @@
-"""A thin handle on one Neo4j database: named statements, batched writes, readable errors."""
+"""A thin handle on one Neo4j database: named statements, batched writes, readable errors.
+
+Cluster- and Aura-ready: with a routing URI (``neo4j://``, ``neo4j+s://``) reads run in READ sessions, which the
+driver sends to followers/read replicas, and writes go to the leader. Every Store of a process on the same server
+shares one bookmark manager, so a query that follows an import or index sees its writes (causal consistency).
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,12 +32,34 @@ def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
     return StoreError(f"Neo4j error at {cfg.uri}: {err}")
 
 
+ROUTING_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc")
+_BOOKMARKS: dict[tuple[str, str], Any] = {}
+_BOOKMARKS_LOCK = threading.Lock()
+
+
+def routes(uri: str) -> bool:
+    """True when the URI scheme asks the driver to route (cluster, Aura; a single instance answers too)."""
+    return uri.split("://", 1)[0].lower() in ROUTING_SCHEMES
+
+
+def _bookmark_manager(cfg: Neo4jConfig) -> Any:
+    """One bookmark manager per server and user in this process (thread-safe in the driver)."""
+    from neo4j import GraphDatabase
+
+    key = (cfg.uri, cfg.username)
+    with _BOOKMARKS_LOCK:
+        if key not in _BOOKMARKS:
+            _BOOKMARKS[key] = GraphDatabase.bookmark_manager()
+        return _BOOKMARKS[key]
+
+
 class Store:
     def __init__(self, cfg: Neo4jConfig) -> None:
         from neo4j import GraphDatabase
 
         self.cfg = cfg
         self.round_trips = 0
+        self.bookmarks = _bookmark_manager(cfg)
         self._driver = GraphDatabase.driver(
             cfg.uri, auth=(cfg.username, cfg.password), notifications_min_severity="OFF"
         )
@@ -50,12 +78,22 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def routes(self) -> bool:
+        return routes(self.cfg.uri)
+
     @contextmanager
-    def _session(self) -> Iterator[Any]:
+    def _session(self, write: bool = True) -> Iterator[Any]:
+        """A session in READ or WRITE access mode (routing picks readers or the leader), sharing bookmarks."""
+        from neo4j import READ_ACCESS, WRITE_ACCESS
         from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
         try:
-            with self._driver.session(database=self.cfg.database) as session:
+            with self._driver.session(
+                database=self.cfg.database,
+                default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+                bookmark_manager=self.bookmarks,
+            ) as session:
                 yield session
         except (Neo4jError, ServiceUnavailable) as err:
             raise _explain(err, self.cfg) from err
@@ -65,13 +103,15 @@ class Store:
         text = cypher.load(name)
         self.round_trips += 1
         with self._session() as session:
-            return session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+            rows: list[dict[str, Any]] = session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+            return rows
 
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         text = cypher.load(name)
         self.round_trips += 1
         with self._session() as session:
-            return session.execute_read(lambda tx: [r.data() for r in tx.run(text, params)])
+            rows: list[dict[str, Any]] = session.execute_read(lambda tx: [r.data() for r in tx.run(text, params)])
+            return rows
 
     def run_auto(self, name: str, **params: Any) -> None:
         """Auto-commit run, for statements that manage their own transactions (IN TRANSACTIONS)."""

@@ -1,0 +1,2 @@
+CALL dbms.routing.getRoutingTable({}, $db) YIELD ttl, servers
+RETURN ttl, servers
