@@ -27,6 +27,10 @@ if [ -z "${NEO4J_URI:-}" ]; then
   trap 'driftgraph neo4j stop --port "$port" --data-dir "$started" >/dev/null' EXIT
 fi
 
+if [ $# -eq 0 ]; then   # the type check is part of the suite (strict for query/, api, config, runtime, errors)
+  python -m mypy driftgraph || exit 1
+fi
+
 python -m pytest "$@"
 rc=$?
 if [ $rc -eq 5 ]; then

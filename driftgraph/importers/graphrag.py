@@ -162,25 +162,25 @@ def _type_ok(kind: str, typ: pa.DataType) -> bool:
     if kind == ANY or t.is_null(typ):
         return True
     if kind == STR:
-        return t.is_string(typ) or t.is_large_string(typ)
+        return bool(t.is_string(typ) or t.is_large_string(typ))
     if kind == INT:
-        return t.is_integer(typ)
+        return bool(t.is_integer(typ))
     if kind == FLOAT:
-        return t.is_floating(typ) or t.is_integer(typ)
+        return bool(t.is_floating(typ) or t.is_integer(typ))
     if kind == FINDINGS:
-        return t.is_string(typ) or t.is_large_string(typ) or (_is_list(typ) and t.is_struct(typ.value_type))
+        return bool(t.is_string(typ) or t.is_large_string(typ) or (_is_list(typ) and t.is_struct(typ.value_type)))
     if not _is_list(typ):
         return False
     inner = typ.value_type
     if t.is_null(inner):
         return True
-    return (t.is_string(inner) or t.is_large_string(inner)) if kind == STR_LIST else t.is_integer(inner)
+    return bool((t.is_string(inner) or t.is_large_string(inner)) if kind == STR_LIST else t.is_integer(inner))
 
 
 def _is_list(typ: pa.DataType) -> bool:
     import pyarrow as pa
 
-    return pa.types.is_list(typ) or pa.types.is_large_list(typ)
+    return bool(pa.types.is_list(typ) or pa.types.is_large_list(typ))
 
 
 @dataclass
@@ -262,4 +262,5 @@ def read_column(tf: TableFile, name: str) -> list[Any]:
 
     if name not in tf.columns:
         return [None] * tf.rows
-    return pq.ParquetFile(tf.path).read(columns=[tf.columns[name]]).column(0).to_pylist()
+    values: list[Any] = pq.ParquetFile(tf.path).read(columns=[tf.columns[name]]).column(0).to_pylist()
+    return values

@@ -160,7 +160,7 @@ def _documents(tf: TableFile, batch: int) -> Iterator[Row]:
 def _chunks(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
     fallback: dict[str, int] = {}  # order of appearance, when documents.parquet lists no text_unit_ids
     for r in _rows(tf, batch):
-        doc = r.get("document_id") or next(iter(r.get("document_ids") or []), None)
+        doc: str = r.get("document_id") or next(iter(r.get("document_ids") or []), None) or ""
         position = cat.chunk_position.get(r["id"])
         if position is None:
             position = fallback[doc] = fallback.get(doc, -1) + 1
@@ -176,7 +176,7 @@ def _chunks(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
 def _entities(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
     known = cat.entity_id_by_title
     for r in _rows(tf, batch):
-        if known.get(r.get("title")) != r["id"]:  # no title (counted as a warning by validation)
+        if known.get(r.get("title") or "") != r["id"]:  # no title (counted as a warning by validation)
             continue
         yield {
             "id": r["id"],

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driftgraph.errors import GraphragFormatError
 from driftgraph.importers.graphrag import (
     TABLES,
-    GraphragFormatError,
     TableFile,
     Warnings,
     find_table,

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from driftgraph.config import PromptsConfig
-from driftgraph.errors import CallFailed, FatalLLMError
-from driftgraph.index.parse import ReplyFormatError
+from driftgraph.errors import CallFailed, FatalLLMError, ReplyFormatError
 from driftgraph.llm.chat import ChatClient, ChatResult
 from driftgraph.prompts import render_prompt
 

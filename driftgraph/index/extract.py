@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftgraph.config import Config
-from driftgraph.index.ask import Answer, CallFailed, ask_json
+from driftgraph.errors import CallFailed
+from driftgraph.index.ask import Answer, ask_json
 from driftgraph.index.chunk import Chunk
 from driftgraph.index.parse import ClaimRecord, EntityRecord, RelationshipRecord, parse_claims, parse_graph
 from driftgraph.llm.chat import ChatClient, schema

@@ -179,14 +179,14 @@ def merge(chunks: Sequence[Chunk], extractions: Sequence[ChunkExtraction]) -> Gr
     ents = sorted(entities.values(), key=lambda e: e.id)
     relationships = sorted(rels.values(), key=lambda r: r.id)
     neighbours: dict[str, set[str]] = defaultdict(set)
-    for r in relationships:
-        neighbours[r.source_id].add(r.target_id)
-        neighbours[r.target_id].add(r.source_id)
+    for rel in relationships:
+        neighbours[rel.source_id].add(rel.target_id)
+        neighbours[rel.target_id].add(rel.source_id)
     for e in ents:
         e.degree = len(neighbours[e.id])
     degree = {e.id: e.degree for e in ents}
-    for r in relationships:
-        r.combined_degree = degree[r.source_id] + degree[r.target_id]
+    for rel in relationships:
+        rel.combined_degree = degree[rel.source_id] + degree[rel.target_id]
     return Graph(ents, relationships, claims)
 
 

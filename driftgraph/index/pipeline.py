@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import InputError
 from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import extract_all
-from driftgraph.index.load import InputError, load_documents
+from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.reports import generate_reports
 from driftgraph.index.write import stored_report, sync_communities, sync_graph

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftgraph.config import Config
-from driftgraph.index.ask import CallFailed, ask_json
+from driftgraph.errors import CallFailed
+from driftgraph.index.ask import ask_json
 from driftgraph.index.communities import Community
 from driftgraph.index.merge import Claim, Graph
 from driftgraph.index.parse import parse_report

@@ -159,7 +159,9 @@ def report_rows(communities: Sequence[Community], reports: dict[str, Report]) ->
     return rows
 
 
-def stale(state: dict[str, Any], docs: Sequence[Document], chunks: Sequence[Chunk], graph: Graph) -> dict[str, set]:
+def stale(
+    state: dict[str, Any], docs: Sequence[Document], chunks: Sequence[Chunk], graph: Graph
+) -> dict[str, set[str]]:
     """Ids in the database that this run did not produce (relationships also when their direction moved)."""
     rels = {r.id: (r.source_id, r.target_id) for r in graph.relationships}
     return {

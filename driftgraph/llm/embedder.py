@@ -120,10 +120,7 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self._cfg.batch_size):
             batch = [t or " " for t in texts[start : start + self._cfg.batch_size]]
             kwargs = {"dimensions": self.dimensions} if self.model_id.startswith("text-embedding-3") else {}
-            resp = with_retries(
-                lambda b=batch, kw=kwargs: self._client.embeddings.create(model=self.model_id, input=b, **kw),
-                self._llm,
-            )
+            resp = with_retries(self._request(batch, kwargs), self._llm)
             got = [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
             if got and len(got[0]) != self.dimensions:
                 raise EmbedderError(
@@ -136,7 +133,12 @@ class OpenAIEmbedder:
                 self._ledger.record("embed", embedding_calls=1, embedding_tokens=used)
         arr = np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimensions)
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        return arr / np.clip(norms, 1e-12, None)
+        out: np.ndarray = arr / np.clip(norms, 1e-12, None)
+        return out
+
+    def _request(self, batch: list[str], kwargs: dict[str, Any]) -> Any:
+        """One embeddings call, as a thunk for the retry loop."""
+        return lambda: self._client.embeddings.create(model=self.model_id, input=batch, **kwargs)
 
 
 def make_embedder(cfg: EmbeddingsConfig, llm: LLMConfig, ledger: Ledger | None = None) -> Embedder:

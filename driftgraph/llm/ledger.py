@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -44,7 +45,7 @@ class Ledger:
                 out.add(c)
             return out
 
-    def to_dict(self, per_phase: bool = False) -> dict:
+    def to_dict(self, per_phase: bool = False) -> dict[str, Any]:
         total = self.total.to_dict()
         if not per_phase:
             return total

@@ -43,8 +43,8 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from driftgraph.errors import IngestError
-from driftgraph.store.db import Store, StoreError
+from driftgraph.errors import IngestError, StoreError
+from driftgraph.store.db import Store
 
 Row = dict[str, Any]
 TokenCounter = Callable[[str], int]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from driftgraph.errors import SchemaMismatch
 from driftgraph.store.db import Store
@@ -60,11 +61,11 @@ def ensure_schema(store: Store, embedder: str, dimensions: int) -> None:
     store.run("schema/write_meta", schema_version=SCHEMA_VERSION, embedder=embedder, dimensions=dimensions)
 
 
-def describe_indexes(store: Store) -> dict[str, dict]:
+def describe_indexes(store: Store) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in store.read("schema/list_indexes")}
 
 
-def schema_status(store: Store) -> dict:
+def schema_status(store: Store) -> dict[str, Any]:
     """What doctor reports: meta, and which of our indexes exist with which dimensions."""
     meta = read_meta(store)
     indexes = describe_indexes(store)

@@ -17,7 +17,7 @@ from driftgraph.view.assets import CSS, JS
 from driftgraph.view.svg import render_svg
 
 PAGE_SIZE = 200
-COLUMNS = [
+COLUMNS: list[dict[str, Any]] = [
     {"key": "n", "label": "#", "num": True},
     {"key": "source", "label": "source"},
     {"key": "rank", "label": "rank", "num": True},

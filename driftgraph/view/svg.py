@@ -96,7 +96,8 @@ def _fit(pos: np.ndarray, width: int, height: int) -> np.ndarray:
     if np.all(hi - lo < 1e-9):
         unit[:] = 0.5
     box = np.array([width - 2 * MARGIN, height - 2 * MARGIN])
-    return np.round(MARGIN + unit * box, 1)
+    out: np.ndarray = np.round(MARGIN + unit * box, 1)
+    return out
 
 
 def _shape(kind: str, size: float) -> str:

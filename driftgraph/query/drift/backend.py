@@ -26,7 +26,8 @@ class Report:
 
 
 class DriftBackend(Protocol):
-    chat: Chat
+    @property
+    def chat(self) -> Chat: ...
 
     def count_tokens(self, text: str) -> int: ...
 

@@ -133,7 +133,7 @@ class Caller:
         messages = [
             *job.messages,
             {"role": "assistant", "content": res.text},
-            {"role": "user", "content": self.repair_message(res.parsed.error if res.parsed else "malformed")},
+            {"role": "user", "content": self.repair_message((res.parsed.error if res.parsed else None) or "malformed")},
         ]
         return Job(messages, job.phase, job.max_tokens, job.json_schema, job.answer_key)
 

@@ -102,7 +102,7 @@ class DriftRun:
     hyde: dict[str, Any] | None
     primer: dict[str, Any]
     dropped_follow_ups: list[dict[str, Any]]
-    budget: dict[str, int]
+    budget: dict[str, float]
     answer: str | None = None
     reduce: dict[str, Any] | None = None
 

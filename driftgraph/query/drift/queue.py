@@ -61,7 +61,8 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     v = np.asarray(vectors, dtype=np.float32)
     if v.ndim == 1:
         v = v[None, :]
-    return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
+    out: np.ndarray = v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
+    return out
 
 
 class FollowUpQueue:

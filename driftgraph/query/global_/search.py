@@ -72,7 +72,7 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
                 source="report",
                 id=state.report.id,
                 tokens=state.tokens,
-                status=state.status or "dropped",
+                status="included" if state.status == "included" else "dropped",
                 reason=state.reason,
                 rank=state.short_id,
                 hop=selection.mode,

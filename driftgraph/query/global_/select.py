@@ -218,7 +218,9 @@ def _children(rt: Runtime, parent_ids: list[str]) -> list[Report]:
     return [Report.from_row(r) for r in rt.store.read("query/global_children", ids=parent_ids)]
 
 
-def _rate(rt: Runtime, question: str, settings: GlobalConfig, reports: list[Report], sel: Selection) -> dict:
+def _rate(
+    rt: Runtime, question: str, settings: GlobalConfig, reports: list[Report], sel: Selection
+) -> dict[str, int | None]:
     """Ratings by report id; a batch whose reply stays malformed after repair keeps its reports (rating None)."""
     from driftgraph.llm.tokenizer import truncate_tokens
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import EntryError
+from driftgraph.errors import EntryError, StoreError
 from driftgraph.query.trace import EntryCandidate
 from driftgraph.store.lucene import STOP_WORDS, WORD, or_query
 
@@ -78,7 +78,6 @@ def run_entry(
     store: Store, settings: LocalConfig, vector: Sequence[float], question: str, exclude: Sequence[str]
 ) -> EntryResult:
     """One round trip, then thresholds and fusion in Python."""
-    from driftgraph.store.db import StoreError
 
     try:
         row = store.read("query/local_entry", **entry_params(settings, vector, question))[0]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.errors import QuestionError
 from driftgraph.prompts import render_prompt
@@ -24,7 +24,7 @@ from driftgraph.query.budget import BudgetBreakdown, Candidate, FillResult, deri
 from driftgraph.query.citations import check_local
 from driftgraph.query.history import validate_history
 from driftgraph.query.local import render
-from driftgraph.query.local.entry import EntryResult, run_entry
+from driftgraph.query.local.entry import ChunkHit, EntryResult, run_entry
 from driftgraph.query.local.expand import expansion_params, run_expansion
 from driftgraph.query.local.rank import rank_all
 from driftgraph.query.local.rewrite import history_text, rewrite_question
@@ -172,7 +172,11 @@ def _entry(
     report_gate = -1.0 if thematic else gate
     for cand in entry.candidates:
         rec.add_entry(cand)
-    for kind, hits, floor in (("chunk", entry.chunk_hits, gate), ("report", entry.report_hits, report_gate)):
+    gates: tuple[tuple[Literal["chunk", "report"], list[ChunkHit], float], ...] = (
+        ("chunk", entry.chunk_hits, gate),
+        ("report", entry.report_hits, report_gate),
+    )
+    for kind, hits, floor in gates:
         for hit in hits:
             ok = hit.similarity >= floor
             reason = None if ok else ("off_topic" if entry.strict else "below_threshold")
