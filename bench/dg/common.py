@@ -56,9 +56,8 @@ def config(uri: str, password: str | None = None, extra: dict | None = None):
 
 def engine(uri: str, password: str | None = None, cached: bool = True, extra: dict | None = None):
     """An Engine whose embedder reads the shared cache (so no system pays for embedding twice)."""
-    from driftgraph.api import open_engine
+    from driftgraph.api import Engine
+    from driftgraph.runtime import Runtime
 
-    eng = open_engine(config(uri, password, extra))
-    if cached:
-        eng.embedder = CachedEmbedder(eng.config.embeddings)  # cached_property: the instance attribute wins
-    return eng
+    cfg = config(uri, password, extra)
+    return Engine(Runtime(cfg, embedder=CachedEmbedder(cfg.embeddings) if cached else None))
