@@ -152,6 +152,12 @@ class Engine:
 
         return run_index(self.runtime, path, reset=reset, progress=progress)
 
+    def estimate_index(self, path: str | Path) -> dict[str, Any]:
+        """Calls, tokens and price per stage of indexing ``path``, with no chat call (``index --estimate``)."""
+        from driftgraph.index.estimate import estimate_index
+
+        return estimate_index(self.config, path)
+
     def import_graphrag(
         self,
         path: str | Path,

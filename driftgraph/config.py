@@ -79,6 +79,25 @@ class PromptsConfig(_Section):
     overrides: dict[str, str] = Field(default_factory=dict)
 
 
+class ModelPrice(_Section):
+    """USD per million tokens of one chat model (``index --estimate``)."""
+
+    prompt: float = Field(ge=0)
+    completion: float = Field(ge=0)
+
+
+def _default_prices() -> dict[str, ModelPrice]:
+    """List prices (USD / 1M tokens, standard tier) of common models; add yours under ``index.prices``."""
+    table = {
+        "gpt-4o-mini": (0.15, 0.60),
+        "gpt-4o": (2.50, 10.00),
+        "gpt-4.1": (2.00, 8.00),
+        "gpt-4.1-mini": (0.40, 1.60),
+        "gpt-4.1-nano": (0.10, 0.40),
+    }
+    return {name: ModelPrice(prompt=p, completion=c) for name, (p, c) in table.items()}
+
+
 class IndexConfig(_Section):
     """``driftgraph index DIR``: loading, chunking, extraction, summaries, communities, reports, cache."""
 
@@ -102,6 +121,10 @@ class IndexConfig(_Section):
     concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
     write_batch_size: int = Field(1000, ge=1, le=100_000)
     cache_dir: str = Field(".driftgraph/cache", description="LLM and embedding call cache (relative to cwd)")
+    prices: dict[str, ModelPrice] = Field(default_factory=_default_prices, description="USD per 1M tokens by model")
+    estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")
+    estimate_relationships_per_chunk: float = Field(10.0, ge=0, description="--estimate before extraction")
+    estimate_summarized_share: float = Field(0.1, ge=0, le=1, description="share of descriptions summarised")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IndexConfig:

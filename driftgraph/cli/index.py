@@ -17,11 +17,25 @@ def index(
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
     reset: Annotated[bool, typer.Option("--reset", help="Empty the database's driftgraph data first.")] = False,
+    estimate: Annotated[
+        bool, typer.Option("--estimate", help="Print calls, tokens and price per stage; make no chat call.")
+    ] = False,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Show the estimate first and ask before running.")] = False,
 ) -> None:
     """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
     if config is not None:
         state.config_path = config
     with engine() as eng:
+        if estimate or confirm:
+            est = eng.estimate_index(directory)
+            if as_json and estimate:
+                print_json(est)
+            else:
+                render_estimate(est)
+            if estimate:
+                return
+            if not typer.confirm("Run the index?", default=False, err=True):
+                raise typer.Exit(1)
         summary = eng.index(directory, reset=reset, progress=True)
     if as_json:
         print_json(summary)
@@ -53,3 +67,40 @@ def _render(s: dict[str, Any]) -> None:
     for item in load["warnings"]:
         out.print(f"[yellow]warning[/] {item['path']}: {item['warning']}")
     out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s["seconds"].items()))
+
+
+def render_estimate(e: dict[str, Any]) -> None:
+    """The estimate as a table on stderr-free stdout: one row per stage, then the total."""
+    from rich.table import Table
+
+    table = Table(title=f"index estimate: {e['documents']} documents, {e['chunks']} chunks, model {e['model']}")
+    for col in ("stage", "calls", "cached", "prompt tokens", "completion ≤", "price USD ≤", "basis"):
+        table.add_column(col, justify="left" if col in ("stage", "basis") else "right", no_wrap=col == "stage")
+
+    def money(v: float | None) -> str:
+        return "?" if v is None else f"{v:.4f}"
+
+    for r in e["stages"]:
+        table.add_row(
+            r["stage"],
+            str(r["calls"]),
+            str(r["cached"]),
+            str(r["prompt_tokens"]),
+            str(r["completion_tokens_max"]),
+            money(r["price_usd"]),
+            r["basis"],
+        )
+    t = e["total"]
+    table.add_row(
+        "total",
+        str(t["calls"]),
+        str(t["cached"]),
+        str(t["prompt_tokens"]),
+        str(t["completion_tokens_max"]),
+        money(t["price_usd"]),
+        "",
+    )
+    out = console()
+    out.print(table)
+    if e["note"]:
+        out.print(f"[yellow]{e['note']}[/]")
