@@ -64,7 +64,7 @@ def main() -> None:
                     "tokens": res.context.tokens,
                     "ms": ms,
                     "ms_api": ms_api,
-                    "route": (res.trace.get("route") or {}).get("shape") if isinstance(res.trace, dict) else None,
+                    "route": res.trace.route.shape if res.trace.route is not None else None,
                 }
             )
         quality[str(b)] = rows
