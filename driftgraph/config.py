@@ -134,7 +134,7 @@ class IndexConfig(_Section):
 
 
 class LocalConfig(_Section):
-    """Local search (DESIGN §4): entry thresholds, expansion limits, routing, budget. Every key is read."""
+    """Local search (README "Local search"): entry thresholds, expansion limits, routing, budget. Every key is read."""
 
     # budget: context = min(window - answer_reserve - prompt - question - history, context_cap)
     context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (README: why 8000)")
@@ -180,7 +180,7 @@ class TraceConfig(_Section):
 class GlobalConfig(_Section):
     """Global search: map over community reports in token-bounded batches, reduce the best key points.
 
-    Budgets follow DESIGN §4.2: a map call gets ``min(window - map_max_tokens - prompt - question, map_cap)``
+    Budgets follow README "Local search": a map call gets ``min(window - map_max_tokens - prompt - question, map_cap)``
     report tokens, the reduce call ``min(window - answer_reserve - prompt - question, reduce_cap)`` point tokens.
     """
 
@@ -222,8 +222,8 @@ class DriftLocalConfig(LocalConfig):
 
 
 class DriftConfig(_Section):
-    """DRIFT search (DESIGN §5). Worst case with these defaults: 1 HyDE + 3 primer folds + 3 epochs x 8 steps
-    + 1 reduce = 29 chat calls (+ repairs), hard-capped by ``max_llm_calls`` = 32; GraphRAG 3.2.0 makes 67."""
+    """DRIFT search (README "DRIFT search"). Worst case with these defaults: 1 HyDE + 3 primer folds + 3 epochs
+    x 8 steps + 1 reduce = 29 chat calls (+ repairs), hard-capped by ``max_llm_calls`` = 32; GraphRAG 3.2.0 makes 67."""
 
     seed: int = Field(0, ge=0, description="seeds the HyDE template choice and queue tie-breaks")
     hyde: bool = Field(True, description="expand the question into a hypothetical report before the primer")

@@ -1,1 +1,2 @@
-"""Importers: Microsoft GraphRAG parquet output <-> the Neo4j graph model (DESIGN §3)."""
+"""Importers: Microsoft GraphRAG parquet output <-> the Neo4j graph model (README "Importing an existing GraphRAG
+index")."""

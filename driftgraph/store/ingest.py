@@ -1,4 +1,5 @@
-"""Batched, idempotent writers for the graph model (DESIGN §3), shared by the importer and the indexer.
+"""Batched, idempotent writers for the graph model (README "Importing an existing GraphRAG index"), shared by
+the importer and the indexer.
 
 Every writer takes an iterable of plain row dicts whose keys are the graph-model property names, streams
 them in batches of ``batch_size`` (``UNWIND $rows ... MERGE`` from ``cypher/ingest/*.cypher``, one

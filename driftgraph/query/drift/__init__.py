@@ -1,4 +1,4 @@
-"""DRIFT search (DESIGN §5): HyDE and a primer over community reports, then epochs of local-search steps
+"""DRIFT search (README "DRIFT search"): HyDE and a primer over community reports, then epochs of local-search steps
 driven by a de-duplicated, capped follow-up queue, under an explicit stop rule and a seeded generator.
 
 Modules: ``parse`` (tolerant JSON), ``queue`` (follow-ups), ``stop`` (budget + stop rule), ``calls`` (budgeted
