@@ -131,6 +131,13 @@ class Engine:
         self.retrieval(retrieval_id)
         return browser_cypher(retrieval_id)
 
+    def retrieval_page(self, retrieval_id: str) -> str:
+        """A stored retrieval as one self-contained HTML page (driftgraph/view; fails on an unknown id)."""
+        from driftgraph.view import fetch_subgraph, render_page
+
+        data = self.retrieval(retrieval_id)
+        return render_page(data, fetch_subgraph(self.store, retrieval_id))
+
     def prune_retrievals(self, older_than: timedelta, *, dry_run: bool = False) -> int:
         """Delete retrievals (and DRIFT steps) older than ``older_than``; returns how many (would be) deleted."""
         from driftgraph.query.trace import prune_traces

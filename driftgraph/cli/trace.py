@@ -1,7 +1,9 @@
-"""`driftgraph trace show|cypher|list|prune`: look at stored retrievals, in the terminal or Neo4j Browser."""
+"""`driftgraph trace show|cypher|html|open|list|prune`: look at stored retrievals, in the terminal, a web
+page or Neo4j Browser."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -32,6 +34,56 @@ def trace_cypher(retrieval_id: IdArg) -> None:
     with engine() as eng:
         text = eng.retrieval_cypher(retrieval_id)  # fails clearly on an unknown id
     typer.echo(text)
+
+
+PAGES_DIR = Path(".driftgraph") / "retrievals"
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Where to write it (default .driftgraph/retrievals/ID.html).")
+]
+
+
+def _write_page(retrieval_id: str, out: Path | None) -> Path:
+    """Render the page through the API (fails clearly on an unknown id) and write it; returns the path."""
+    with engine() as eng:
+        html = eng.retrieval_page(retrieval_id)
+    path = out if out is not None else PAGES_DIR / f"{_safe_name(retrieval_id)}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+    return path.resolve()
+
+
+def _safe_name(retrieval_id: str) -> str:
+    """Ids are UUIDs; anything else still cannot climb out of the pages directory."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in retrieval_id).lstrip(".") or "retrieval"
+
+
+@trace_app.command("html")
+def trace_html(retrieval_id: IdArg, out: OutOpt = None) -> None:
+    """Write a stored retrieval as one self-contained HTML page (budget, route, entry, items, subgraph, cost)."""
+    typer.echo(str(_write_page(retrieval_id, out)))
+
+
+@trace_app.command("open")
+def trace_open(retrieval_id: IdArg, out: OutOpt = None) -> None:
+    """Write the retrieval page and open it in the desktop browser; without one, print where it is."""
+    path = _write_page(retrieval_id, out)
+    if _has_desktop_browser():
+        import webbrowser
+
+        if webbrowser.open(path.as_uri()):
+            typer.echo(f"opened {path}")
+            return
+    typer.echo(f"no desktop browser here; the page is {path}")
+
+
+def _has_desktop_browser() -> bool:
+    """A browser the user can see: macOS or Windows, a display on Linux, or one named in $BROWSER."""
+    import os
+    import sys
+
+    if os.environ.get("BROWSER") or sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 @trace_app.command("list")
@@ -86,7 +138,9 @@ def _render(data: dict[str, Any]) -> None:
         out.print(f"route: {r.get('shape')} order={r.get('order')} floors={r.get('floors')} ({r.get('reason', '')})")
     if trace.get("absent_sources"):
         out.print(f"absent sources: {', '.join(trace['absent_sources'])}")
-    out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}  cost: {ret.get('cost')}")
+    out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}")
+    if ret.get("cost"):
+        out.print(cost_table(ret["cost"]))
     if trace.get("entry"):
         t = Table("entry", "title", "score", "status", "reason", title="entry candidates")
         for e in trace["entry"]:
@@ -109,3 +163,23 @@ def _render(data: dict[str, Any]) -> None:
     out.print(t)
     if trace.get("citations"):
         out.print(f"citations: {trace['citations']}")
+
+
+COST_COLUMNS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens", "cache_hits")
+
+
+def cost_table(cost: dict[str, Any]) -> Any:
+    """The cost ledger as one row per phase, then the total (the ledger's top level, else its ``total`` phase)."""
+    from rich.table import Table
+
+    phases = {k: v for k, v in (cost.get("phases") or {}).items() if isinstance(v, dict) and k != "total"}
+    total = {k: cost[k] for k in COST_COLUMNS if k in cost} or (cost.get("phases") or {}).get("total") or {}
+    table = Table("phase", *(c.replace("_", " ") for c in COST_COLUMNS), title="cost")
+    for column in table.columns[1:]:
+        column.justify = "right"
+    for name, row in [*phases.items(), ("total", total)]:
+        table.add_row(name, *(str(row.get(c, "")) for c in COST_COLUMNS), end_section=name == "total")
+    extra = {k: v for k, v in cost.items() if k not in (*COST_COLUMNS, "phases")}
+    if extra:
+        table.caption = ", ".join(f"{k}={v}" for k, v in extra.items())
+    return table
