@@ -179,6 +179,13 @@ class Engine:
 
         return run_import(self.runtime, path, reset=reset, embed=embed, batch_size=batch_size, progress=progress)
 
+    def adopt(self, *, source: str = "auto") -> dict[str, Any]:
+        """Fill driftgraph's model next to a graph neo4j-graphrag or LLM Graph Builder built (README "Adopting a
+        graph another tool built"); ``source``: auto, neo4j-graphrag or llm-graph-builder. Returns the summary."""
+        from driftgraph.adopt.run import run_adopt
+
+        return run_adopt(self.runtime, source)
+
     def export_graphrag(self, out: str | Path, *, progress: Any = None) -> dict[str, Any]:
         """Write the graph back as GraphRAG parquet tables; returns rows written per table."""
         from driftgraph.importers.export import run_export

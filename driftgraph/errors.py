@@ -23,6 +23,7 @@ The tree::
     ├── PromptError                  a prompt file is missing or its placeholders do not match
     ├── InputError                   ``index``: the input path is unusable
     ├── GraphragFormatError          ``import-graphrag``: the folder is not a GraphRAG index we can read
+    ├── AdoptError                   ``adopt``: no graph of a known tool, or its vectors do not fit the embedder
     └── LauncherError                the embedded Neo4j launcher cannot build, start or stop
 """
 
@@ -124,6 +125,10 @@ class InputError(DriftgraphError):
 
 class GraphragFormatError(DriftgraphError):
     """The folder is not a GraphRAG index we can import; the message names the file and column."""
+
+
+class AdoptError(DriftgraphError):
+    """``adopt`` cannot fill driftgraph's model next to the graph found; the message says what to change."""
 
 
 class LauncherError(DriftgraphError):

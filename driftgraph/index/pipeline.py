@@ -107,6 +107,7 @@ def run_index(rt: Runtime, path: str | Path, *, reset: bool = False, progress: b
         bars.done("chunk", len(chunks))
         chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
         with stage("schema"):
+            _refuse_adopted(store)
             if reset:
                 ingest.delete_all(store)
                 store.run_script("admin/drop_schema")
@@ -216,4 +217,16 @@ def _refuse_foreign_index(store: Store, state: dict[str, Any]) -> None:
             f"the database holds an imported GraphRAG index ({len(state['documents'])} documents) that indexing "
             "this folder would delete as removed files: use `driftgraph index DIR --reset` to replace it, "
             "or another database (NEO4J_DATABASE)"
+        )
+
+
+def _refuse_adopted(store: Store) -> None:
+    """An adopted graph is another tool's: `index` would delete its documents as removed, `--reset` all of it."""
+    meta = read_meta(store)
+    filled_by = (meta.filled_by if meta else None) or ""
+    if filled_by.startswith("adopt:"):
+        raise InputError(
+            f"this database holds a graph that {filled_by[6:]} built and driftgraph adopted, which `index` "
+            "would delete (with or without --reset): after that tool adds documents re-run `driftgraph adopt`, "
+            "or index into another database (NEO4J_DATABASE)"
         )

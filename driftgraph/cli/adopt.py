@@ -1,0 +1,54 @@
+"""`driftgraph adopt`: fill driftgraph's model next to a graph neo4j-graphrag or LLM Graph Builder built."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from driftgraph.cli import app
+from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state
+
+FromOpt = Annotated[
+    str,
+    typer.Option("--from", help="Which tool built the graph: auto, neo4j-graphrag or llm-graph-builder."),
+]
+
+
+@app.command("adopt")
+def adopt(source: FromOpt = "auto", as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Add communities, reports, embeddings and driftgraph's indexes to another tool's graph; re-runs update.
+    Nothing the other tool wrote is changed: driftgraph only adds labels, properties and relationships."""
+    if config is not None:
+        state.config_path = config
+    with engine() as eng:
+        summary = eng.adopt(source=source)
+    if as_json:
+        print_json(summary)
+    else:
+        _render(summary)
+
+
+def _render(s: dict[str, Any]) -> None:
+    out = console()
+    a = s["added"]
+    out.print(
+        f"adopted a {s['source']} graph: documents {s['documents']}, chunks {s['chunks']}, entities {s['entities']}, "
+        f"RELATED {s['relationships']}, communities {s['communities']} on {s['levels']} levels, "
+        f"reports {s['reports']}"
+    )
+    out.print(
+        f"LLM calls {s['llm_calls']} (cache hits {s['cache_hits']}); descriptions written {a['descriptions']}, "
+        f"reports generated {a['reports_generated']}, reused {a['reports_reused']}; embedded "
+        + ", ".join(f"{k} {v}" for k, v in a["embedded"].items())
+        + "; reused the other tool's vectors: "
+        + ", ".join(f"{k} {v}" for k, v in s["reused_vectors"].items())
+    )
+    if s["aliased_indexes"]:
+        out.print(f"indexes on alias labels (the other tool's index covers the property): {s['aliased_indexes']}")
+    f = s["failures"]
+    if f["count"]:
+        out.print(f"[yellow]failures: {f['count']}[/]")
+        for line in [*f["descriptions"], *(str(r) for r in f["reports"])][:10]:
+            out.print(f"  {line}")
+    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s["seconds"].items()))
