@@ -37,3 +37,11 @@ fi
 echo
 echo "Every retrieval is stored in Neo4j: 'driftgraph trace list', then 'driftgraph trace show ID' or"
 echo "'driftgraph trace cypher ID' for the Cypher that draws it in Neo4j Browser. Stop Neo4j: driftgraph neo4j stop"
+
+# The retrieval just made (the newest), as one self-contained web page: budget, route, entry verdicts,
+# every item kept or dropped, the retrieved subgraph, the cost ledger.
+ID=$(driftgraph trace list -n 1 --json | python -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
+PAGE=$(driftgraph trace html "$ID")
+echo
+echo "The retrieval page of this question: $PAGE"
+echo "(open it in any browser; 'driftgraph trace open $ID' does that for you)"

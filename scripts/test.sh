@@ -15,6 +15,15 @@ if [ ! -x "$VENV/bin/driftgraph" ] || [ pyproject.toml -nt "$VENV/.installed" ];
 fi
 export PATH="$VENV/bin:$PATH"
 
+# The retrieval-page tests load pages in headless Chromium (Debian's package; Playwright's download is not
+# reachable here). Installed when missing and we are root; without it those tests fail under CI (env CI).
+if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  echo "installing chromium for the page tests (apt-get install -y chromium)" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null \
+    || echo "warning: could not install chromium; the page tests will fail under CI" >&2
+fi
+
 started=""
 if [ -z "${NEO4J_URI:-}" ]; then
   port=${DRIFTGRAPH_TEST_PORT:-7687}
