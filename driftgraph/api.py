@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config, load_config
-from driftgraph.errors import RequestError
+from driftgraph.errors import LLMError, RequestError
 from driftgraph.query.history import load_history
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
 from driftgraph.runtime import Runtime
@@ -68,9 +68,23 @@ class Engine:
     def query(
         self, request: QueryRequest, *, on_token: TokenSink | None = None, on_event: EventSink | None = None
     ) -> SearchResult:
-        """Answer one request in its mode; ``on_token`` streams the answer, ``on_event`` DRIFT's progress."""
+        """Answer one request in its mode; ``on_token`` streams the answer, ``on_event`` DRIFT's progress.
+
+        An ``LLMError`` (endpoint refused or down) leaves after the question is stored with ``stop_reason:
+        error`` (``query/failed.py``); the error's ``retrieval_id`` names it."""
         rt = self.runtime.for_run()
         rt.check_schema()
+        try:
+            return self._dispatch(rt, request, on_token, on_event)
+        except LLMError as err:
+            from driftgraph.query.failed import store_failed
+
+            store_failed(rt, request, err)
+            raise
+
+    def _dispatch(
+        self, rt: Runtime, request: QueryRequest, on_token: TokenSink | None, on_event: EventSink | None
+    ) -> SearchResult:
         if isinstance(request, LocalQuery):
             from driftgraph.query.local.search import local_search
 

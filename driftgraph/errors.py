@@ -16,7 +16,9 @@ The tree::
     ├── EntryError                   local search's entry step cannot run
     ├── LLMError                     the chat endpoint
     │   ├── LLMNotConfigured         no OPENAI_BASE_URL / OPENAI_API_KEY
-    │   └── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
+    │   ├── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
+    │   ├── LLMRequestRejected       the endpoint refused this one request (400, 413, 422: too long, filtered)
+    │   └── LLMUnavailable           still failing after the retries (5xx, timeout, refused connection)
     ├── CallFailed                   one LLM request failed after its repair (recorded, never fatal)
     ├── ReplyFormatError (ValueError) a model reply holds no usable JSON (sent back in a repair prompt)
     ├── EmbedderError                the embedding model cannot load or answer
@@ -92,7 +94,18 @@ class EntryError(DriftgraphError):
 
 
 class LLMError(DriftgraphError):
-    """A problem with the chat endpoint."""
+    """A problem with the chat endpoint: ``endpoint`` and ``status`` (HTTP code or ``timeout``/``connection``)
+    say where and what; ``retrieval_id`` is set once a query stored its failed retrieval."""
+
+    def __init__(self, message: str, *, endpoint: str | None = None, status: int | str | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status
+        self.retrieval_id: str | None = None
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return base if self.retrieval_id is None else f"{base} (retrieval {self.retrieval_id} stored)"
 
 
 class LLMNotConfigured(LLMError):
@@ -101,6 +114,14 @@ class LLMNotConfigured(LLMError):
 
 class FatalLLMError(LLMError):
     """The endpoint refuses every request (bad key, unknown model): stop instead of failing each call."""
+
+
+class LLMRequestRejected(LLMError):
+    """This one request was refused (400, 413, 422 ...): not retried, but other requests may still succeed."""
+
+
+class LLMUnavailable(LLMError):
+    """A request still failed after every retry (5xx, 429, timeout, refused or dropped connection)."""
 
 
 class CallFailed(DriftgraphError):

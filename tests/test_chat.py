@@ -30,20 +30,28 @@ def test_retries_on_429_and_5xx_then_succeeds(fake_llm):
 def test_gives_up_after_max_retries(fake_llm):
     import openai
 
+    from driftgraph.errors import LLMUnavailable
+
     fake_llm.fail_next = [500, 500, 500]
     chat = _client(fake_llm, max_retries=1)
-    with pytest.raises(openai.InternalServerError):
+    with pytest.raises(LLMUnavailable, match="answered 500 after 1 retries") as info:
         chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5)
+    assert isinstance(info.value.__cause__, openai.InternalServerError) and info.value.status == 500
     assert len(fake_llm.chat_requests()) == 2
+    total = chat.ledger.total
+    assert (total.llm_calls, total.http_attempts, total.retries, total.failed_calls) == (0, 2, 1, 1)
 
 
 def test_client_errors_are_not_retried(fake_llm):
     import openai
 
+    from driftgraph.errors import LLMRequestRejected
+
     fake_llm.fail_next = [400]
     chat = _client(fake_llm, max_retries=3)
-    with pytest.raises(openai.BadRequestError):
+    with pytest.raises(LLMRequestRejected, match=r"127\.0\.0\.1.*answered 400") as info:
         chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5)
+    assert isinstance(info.value.__cause__, openai.BadRequestError)
     assert len(fake_llm.chat_requests()) == 1
 
 

@@ -142,12 +142,22 @@ def test_budget_never_exceeded_and_hold():
     assert b.reserve(40) is None  # 40 + 40 + 30 held > 100
     b.settle(r1, 50)  # reported usage above the estimate counts, and later estimates scale by 50/40
     assert b.tokens == 50 and b.ratio == 1.25
-    assert b.reserve(17) is None  # 17 * 1.25 -> 22: 50 + 22 + 30 held > 100
-    assert b.reserve(16).tokens == 20
+    # the hold is scaled like every reservation (30 * 1.25 -> 38), so the reduce's own reservation fits it
+    assert b.reserve(10) is None  # 10 * 1.25 -> 13: 50 + 13 + 38 held > 100
+    assert b.reserve(9).tokens == 12  # 50 + 12 + 38 = 100
     assert b.reserve(1) is None  # 2 calls + 1 held = 3
     b.release_hold()
     assert b.reserve(1) is not None
     assert b.calls == 3 and b.reserve(0) is None
+
+
+def test_budget_margin_until_calibrated():
+    b = Budget(max_calls=10, max_prompt_tokens=1000, first_margin=0.25, margin=0.05)
+    first = b.reserve(100)
+    assert first is not None and first.tokens == 125  # uncalibrated: a quarter more than our count
+    b.settle(first, 110)
+    assert b.tokens == 125 and b.ratio == 1.1  # the reservation covered the reply; the ratio is learnt
+    assert b.reserve(100).tokens == 116  # 100 * 1.1 * 1.05
 
 
 def test_stop_rule_order():

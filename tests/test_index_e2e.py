@@ -221,7 +221,7 @@ def test_refused_endpoint_and_missing_endpoint_stop_with_one_error(cfg, fake_llm
     from driftgraph.errors import DriftgraphError
 
     fake_llm.fail_next = [401] * 20
-    with Engine(cfg) as eng, pytest.raises(DriftgraphError, match="refused the request"):
+    with Engine(cfg) as eng, pytest.raises(DriftgraphError, match="answered 401: the API key was rejected"):
         eng.index(corpus)
     no_llm = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"base_url": None, "api_key": None})})
     with Engine(no_llm) as eng, pytest.raises(DriftgraphError, match="no LLM endpoint configured"):

@@ -16,8 +16,14 @@ app.add_typer(config_app, name="config")
 
 
 @app.callback()
-def _root(config: ConfigOpt = None) -> None:
+def _root(
+    config: ConfigOpt = None,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="On an error, show the full traceback instead of one line.")
+    ] = False,
+) -> None:
     state.config_path = config
+    state.debug = debug
 
 
 # -- init / config --------------------------------------------------------------------------------------
@@ -74,29 +80,50 @@ def doctor(as_json: JsonOpt = False) -> None:
         print_json(report)
     else:
         for part, res in report.items():
-            mark = "[green]ok[/]" if res["ok"] else "[red]FAIL[/]"
-            detail = res.get("error") or ", ".join(
-                f"{k}={v}" for k, v in res.items() if k not in ("ok", "seconds") and not isinstance(v, list | dict)
+            state_ = res.get("state") or ("ok" if res["ok"] else "fail")
+            label, color = {"ok": ("ok", "green"), "empty": ("empty", "yellow")}.get(state_, ("FAIL", "red"))
+            detail = res.get("error") or res.get("note") or ", ".join(
+                f"{k}={v}"
+                for k, v in res.items()
+                if k not in ("ok", "state", "seconds") and not isinstance(v, list | dict)
             )
-            console().print(f"{mark:>16} {part:<10} {detail}")
+            console().print(f"[{color}]{label:>5}[/] {part:<10} {detail}")
     if not report["neo4j"]["ok"]:
         raise typer.Exit(1)
 
 
 def _register() -> None:
     """Command groups live in their own modules; importing them attaches them to ``app``."""
-    from driftgraph.cli import adopt, drift, global_basic, graphrag, index, neo4j, query, trace  # noqa: F401
+    from driftgraph.cli import adopt, drift, global_basic, graphrag, index, neo4j, query, serve, trace  # noqa: F401
 
 
 _register()
 
 
 def main() -> None:
-    """Console entry point: known errors become one line on stderr, not a traceback."""
+    """Console entry point: every error becomes one line on stderr and exit 1; ``--debug`` shows the traceback."""
+    from driftgraph.cli.argv import hoist_config
     from driftgraph.errors import DriftgraphError
 
+    sys.argv[1:] = hoist_config(sys.argv[1:])  # --config/-c also after the subcommand
+
+    debug = "--debug" in sys.argv[1:]
     try:
-        app()
+        app(standalone_mode=True)
     except DriftgraphError as err:
-        typer.echo(f"error: {err}", err=True)
+        if debug:
+            raise
+        typer.echo(f"error: {_one_line(str(err))}", err=True)
         sys.exit(1)
+    except Exception as err:  # a bug or an unexpected library error: still one line, the traceback on request
+        if debug:
+            raise
+        typer.echo(
+            f"error: unexpected {type(err).__name__}: {_one_line(str(err))} (run with --debug for the traceback)",
+            err=True,
+        )
+        sys.exit(1)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:600]

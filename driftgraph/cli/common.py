@@ -14,6 +14,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 class _State:
     config_path: Path | None = None
+    debug: bool = False
 
 
 state = _State()

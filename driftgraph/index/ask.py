@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from driftgraph.config import PromptsConfig
-from driftgraph.errors import CallFailed, FatalLLMError, ReplyFormatError
+from driftgraph.errors import CallFailed, FatalLLMError, LLMUnavailable, ReplyFormatError
 from driftgraph.llm.chat import ChatClient, ChatResult
 from driftgraph.prompts import render_prompt
 
@@ -50,11 +50,13 @@ def ask_json(
 def _complete(
     chat: ChatClient, messages: list[dict[str, str]], phase: str, max_tokens: int, schema: dict[str, Any] | None
 ) -> ChatResult:
-    import openai
-
+    """A refused request (401/403/404) stops the run; one that failed after its retries fails its item, unless
+    no call has ever succeeded and several failed in a row (the endpoint is not there: stop too)."""
     try:
         return chat.complete(messages, phase=phase, max_tokens=max_tokens, json_schema=schema)
-    except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as err:
-        raise FatalLLMError(f"the LLM endpoint refused the request ({type(err).__name__}): {err}") from None
-    except openai.OpenAIError as err:
-        raise CallFailed(f"{type(err).__name__}: {err}") from None
+    except FatalLLMError:
+        raise
+    except LLMUnavailable as err:
+        if chat.endpoint_down():
+            raise
+        raise CallFailed(str(err)) from None

@@ -213,7 +213,7 @@ def summarize_descriptions(
         if len(r.descriptions) > 1 and count_tokens(r.description, enc) > cap:
             todo.append(("relationship", f"{r.source} -> {r.target}", r))
     failures: list[str] = []
-    import openai
+    from driftgraph.errors import FatalLLMError, LLMError
 
     def run(item: tuple[str, str, Entity | Relationship]) -> None:
         kind, name, target = item
@@ -231,8 +231,12 @@ def summarize_descriptions(
         text = ""
         try:
             text = chat.complete([{"role": "user", "content": prompt}], phase="summarize", max_tokens=cap).text.strip()
-        except openai.OpenAIError as err:  # an endpoint error keeps the joined text, listed as a failure
-            failures.append(f"summarize {kind} {name}: {type(err).__name__}: {err}")
+        except FatalLLMError:
+            raise
+        except LLMError as err:  # an endpoint error keeps the joined text, listed as a failure
+            if chat.endpoint_down():
+                raise
+            failures.append(f"summarize {kind} {name}: {err}")
         target.description = truncate_tokens(text or target.description, cap, enc)
 
     parallel_map(run, todo, cfg.index.concurrency, on_done)

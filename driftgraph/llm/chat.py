@@ -9,11 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import LLMConfig
 from driftgraph.llm.client import make_openai_client
+from driftgraph.llm.failures import explain
 from driftgraph.llm.ledger import Ledger
-from driftgraph.llm.retry import with_retries
+from driftgraph.llm.retry import StreamCut, with_retries
 
 if TYPE_CHECKING:
     from driftgraph.llm.cache import CallCache
+
+
+DOWN_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,8 @@ class ChatClient:
         self._client = make_openai_client(cfg)
         self.ledger = ledger
         self._cache = cache
+        self.successes = 0  # logical calls answered by the endpoint (cache hits excluded)
+        self.failures_in_a_row = 0  # logical calls that failed after their retries since the last success
 
     @property
     def model(self) -> str:
@@ -61,10 +67,7 @@ class ChatClient:
             if hit is not None:
                 self.ledger.record(phase, cache_hits=1)
                 return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
-        if on_token is not None:
-            result = with_retries(lambda: self._stream(params, on_token), self._cfg)
-        else:
-            result = with_retries(lambda: self._once(params), self._cfg)
+        result = self._send(params, phase, on_token)
         self.ledger.record(
             phase, llm_calls=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
         )
@@ -85,6 +88,39 @@ class ChatClient:
         if self._cache is not None and result.cache_key is not None:
             self._cache.delete(result.cache_key)
 
+    def _send(
+        self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None
+    ) -> ChatResult:
+        """Every HTTP attempt and retry counted; a failure leaves as one-line ``FatalLLMError``/``LLMUnavailable``."""
+        retries = [0]
+
+        def retried(err: BaseException) -> None:
+            retries[0] += 1
+            self.ledger.record(phase, retries=1)
+
+        call: Callable[[], ChatResult]
+        if on_token is not None:
+            sink = _Resumable(on_token)
+            call = lambda: self._stream(params, sink.restart())  # noqa: E731
+        else:
+            call = lambda: self._once(params)  # noqa: E731
+        try:
+            result = with_retries(
+                call, self._cfg, on_attempt=lambda: self.ledger.record(phase, http_attempts=1), on_retry=retried
+            )
+        except Exception as err:
+            self.ledger.record(phase, failed_calls=1)
+            self.failures_in_a_row += 1
+            raise explain(err, self._cfg, retries[0]) from err
+        self.successes += 1
+        self.failures_in_a_row = 0
+        return result
+
+    def endpoint_down(self, after: int = DOWN_AFTER) -> bool:
+        """No call ever succeeded and the last ``after`` failed after their retries: the endpoint is not there
+        (refused connection, every call timing out), so a long run stops instead of failing every item."""
+        return self.successes == 0 and self.failures_in_a_row >= after
+
     def _once(self, params: dict[str, Any]) -> ChatResult:
         resp = self._client.chat.completions.create(**params)
         text = resp.choices[0].message.content or ""
@@ -94,16 +130,46 @@ class ChatClient:
     def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
         parts: list[str] = []
         prompt_tokens = completion_tokens = 0
+        finished = False
         stream = self._client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
         for chunk in stream:
             if chunk.usage is not None:
                 prompt_tokens = chunk.usage.prompt_tokens
                 completion_tokens = chunk.usage.completion_tokens
+                finished = True
             for choice in chunk.choices:
                 if choice.delta.content:
                     parts.append(choice.delta.content)
                     on_token(choice.delta.content)
+                finished = finished or choice.finish_reason is not None
+        if not finished:  # the connection closed before the last chunk: retry, never keep half an answer
+            raise StreamCut(f"stream ended after {len(parts)} pieces without a finish reason")
         return ChatResult("".join(parts), prompt_tokens, completion_tokens)
+
+
+class _Resumable:
+    """An ``on_token`` sink that survives a retried stream: text already printed is not printed again.
+
+    A retry re-sends the request and the reply starts over; the first ``printed`` characters are skipped, so
+    the user sees each character once (a retry that answers differently continues after the printed part).
+    """
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self._sink = sink
+        self.printed = 0
+        self._seen = 0
+
+    def restart(self) -> Callable[[str], None]:
+        self._seen = 0
+        return self._feed
+
+    def _feed(self, text: str) -> None:
+        start, self._seen = self._seen, self._seen + len(text)
+        if self._seen <= self.printed:
+            return
+        new = text[max(0, self.printed - start) :]
+        self.printed += len(new)
+        self._sink(new)
 
 
 def schema(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

@@ -15,6 +15,9 @@ class Cost:
     embedding_calls: int = 0
     embedding_tokens: int = 0
     cache_hits: int = 0
+    http_attempts: int = 0  # HTTP requests sent (a logical call retried twice is 3 attempts)
+    retries: int = 0  # attempts after a transient error (429, 5xx, timeout, reset)
+    failed_calls: int = 0  # logical calls that still failed after their retries
 
     def add(self, other: Cost) -> None:
         for k, v in asdict(other).items():

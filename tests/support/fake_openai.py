@@ -3,6 +3,12 @@
 Tests script it with a ``responder(request_json) -> str`` for chat completions; embeddings are
 deterministic hash vectors of the configured size. It speaks enough of the wire format (including SSE
 streaming and ``response_format``) for the real ``openai`` client to work against it.
+
+Fault injection (``set_fault``) applies to chat requests that ``match`` (default: all), for the first
+``times`` of them (default: every one): ``status:N`` answers HTTP N; ``every_nth_429:N`` answers 429 with
+``Retry-After: 0`` to every Nth request; ``timeout`` sleeps ``hang_s`` before answering; ``malformed``
+answers 200 with a body that is not JSON; ``truncated`` answers 200 with half a JSON body; ``stream_cut``
+sends half of a streamed reply and closes the connection (a non-streamed request gets a truncated body).
 """
 
 from __future__ import annotations
@@ -47,6 +53,12 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []  # HTTP status codes to return before succeeding
         self.delay: Callable[[dict[str, Any]], float] = lambda req: 0.0
+        self.fault: str | None = None
+        self.fault_match: Callable[[dict[str, Any]], bool] = lambda req: True
+        self.fault_times: int | None = None
+        self.hang_s = 2.0
+        self.faults_served = 0
+        self._chat_seen = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -59,6 +71,30 @@ class FakeOpenAI:
     def chat_requests(self) -> list[dict[str, Any]]:
         with self._lock:
             return [r for r in self.requests if r["_path"].endswith("/chat/completions")]
+
+    def set_fault(
+        self, fault: str | None, *, match: Callable[[dict[str, Any]], bool] | None = None, times: int | None = None
+    ) -> FakeOpenAI:
+        """Inject ``fault`` into matching chat requests (see the module docstring); ``None`` heals."""
+        with self._lock:
+            self.fault, self.fault_times, self.faults_served, self._chat_seen = fault, times, 0, 0
+            self.fault_match = match or (lambda req: True)
+        return self
+
+    def _fault_for(self, body: dict[str, Any]) -> str | None:
+        """The fault this chat request gets, if any (called under the lock)."""
+        self._chat_seen += 1
+        if self.fault is None or not self.fault_match(body):
+            return None
+        if self.fault_times is not None and self.faults_served >= self.fault_times:
+            return None
+        if self.fault.startswith("every_nth_429:"):
+            if self._chat_seen % int(self.fault.split(":")[1]) != 0:
+                return None
+            self.faults_served += 1
+            return "status:429"
+        self.faults_served += 1
+        return self.fault
 
     def start(self) -> FakeOpenAI:
         self._thread.start()
@@ -124,6 +160,10 @@ class FakeOpenAI:
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
+                with fake._lock:
+                    fault = fake._fault_for(body)
+                if fault is not None and self._inject(fault, body):
+                    return
                 time.sleep(fake.delay(body))
                 text = fake.responder(body)
                 prompt_tokens = sum(len(m.get("content") or "") for m in body.get("messages", [])) // 4
@@ -145,6 +185,47 @@ class FakeOpenAI:
                         "usage": usage,
                     },
                 )
+
+            def _inject(self, fault: str, body: dict[str, Any]) -> bool:
+                """Serve ``fault``; False when the request should then be answered normally (a slow answer)."""
+                if fault.startswith("status:"):
+                    code = int(fault.split(":")[1])
+                    data = json.dumps({"error": {"message": f"injected {code}", "type": "fake"}}).encode()
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    if code in (429, 503):
+                        self.send_header("Retry-After", "0")
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return True
+                if fault == "timeout":
+                    time.sleep(fake.hang_s)
+                    return False
+                if fault == "stream_cut" and body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for piece in ("The answer ", "starts here "):
+                        chunk = {
+                            "id": "chatcmpl-fake",
+                            "object": "chat.completion.chunk",
+                            "created": 0,
+                            "model": body.get("model", "fake"),
+                            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                        }
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return True
+                full = b'{"id": "chatcmpl-fake", "object": "chat.completion", "choices": [{"index": 0, "message": '
+                data = b"<html>502 upstream garbage</html>" if fault == "malformed" else full
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return True
 
             def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int]) -> None:
                 self.send_response(200)

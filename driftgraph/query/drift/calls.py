@@ -4,7 +4,7 @@ Determinism under concurrency comes from the order of work, not the order of com
 reservations are taken one by one in the batch's order before any call starts, results are stored by
 position, and the repair round (one per malformed answer) is reserved in the same order after the whole
 batch has returned. A call that fails (API error after retries, timeout) marks its job ``failed`` and the
-batch goes on.
+batch goes on. A refusal (``FatalLLMError``) is kept in ``fatal`` so the loop can end the run as an error.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from driftgraph.errors import FatalLLMError, LLMError
 from driftgraph.query.drift.parse import Parsed, parse_answer
 from driftgraph.query.drift.stop import Budget, Reservation
 
@@ -67,6 +68,9 @@ class Caller:
     concurrency: int
     repair_message: Callable[[str], str]
     budget_fired: bool = False
+    fatal: LLMError | None = None  # the first refusal (401/403/404): every further call would fail the same way
+    last_error: LLMError | None = None  # the last endpoint error of any kind
+    answered: int = 0  # calls the endpoint answered
 
     def run(self, jobs: Sequence[Job], *, after_stop: bool = False) -> list[JobResult]:
         """Results in job order. ``after_stop`` lets the held-back reduce call through a fired budget."""
@@ -121,7 +125,12 @@ class Caller:
                     self.budget.settle(res, res.tokens)
                     out.status = "failed"
                     out.error = f"llm error: {type(err).__name__}: {err}"[:300]
+                    if isinstance(err, LLMError):
+                        self.last_error = err
+                        if isinstance(err, FatalLLMError) and self.fatal is None:
+                            self.fatal = err
                     continue
+                self.answered += 1
                 self.budget.settle(res, int(getattr(reply, "prompt_tokens", 0) or 0))
                 out.prompt_tokens += int(getattr(reply, "prompt_tokens", 0) or 0)
                 out.completion_tokens += int(getattr(reply, "completion_tokens", 0) or 0)

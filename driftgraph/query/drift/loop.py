@@ -24,7 +24,7 @@ from driftgraph.query.drift.calls import Caller, Job, JobResult
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
 from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce
-from driftgraph.query.drift.stop import Budget, EpochState, StopRule
+from driftgraph.query.drift.stop import FIRST_MARGIN, MARGIN, Budget, EpochState, StopRule
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -60,7 +60,7 @@ class DriftLoop:
         self.rng = random.Random(seed)
         self.on_event = on_event or (lambda kind, data: None)
         self.on_token = on_token
-        self.budget = Budget(cfg.max_llm_calls, cfg.max_prompt_tokens)
+        self.budget = Budget(cfg.max_llm_calls, cfg.max_prompt_tokens, first_margin=FIRST_MARGIN, margin=MARGIN)
         self.rule = StopRule(cfg.sufficient_score, cfg.min_score_gain, cfg.max_depth)
         self.caller = Caller(
             backend.chat,
@@ -97,7 +97,7 @@ class DriftLoop:
         self.steps[root.id] = root
         best = root.score
         epochs: list[Epoch] = []
-        stop = self.rule.after_epoch(
+        stop = self._failed() or self.rule.after_epoch(
             EpochState(0, None, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left)
         )
         depth = 0
@@ -117,7 +117,7 @@ class DriftLoop:
             if scores:
                 best = max(scores) if best is None else max(best, max(scores))
             self.on_event("epoch", epochs[-1].to_dict())
-            stop = self.rule.after_epoch(
+            stop = self._failed() or self.rule.after_epoch(
                 EpochState(
                     depth, before, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left
                 )
@@ -138,10 +138,22 @@ class DriftLoop:
             budget={},
         )
         self.budget.release_hold()
-        if self.cfg.reduce:
+        if self.cfg.reduce and stop != "error":
             run.answer, run.reduce = run_reduce(run, self.cfg, self.prompts, self.be, self.caller, self.on_token)
+            failed = (run.reduce or {}).get("status") == "failed"
+            if run.answer is None and failed and self.caller.last_error is not None:
+                run.stop_reason = "error"  # every step may be fine, but without the reduce there is no answer
         run.budget = self.budget.to_dict()
+        if run.stop_reason == "error":
+            run.error = self.caller.fatal or self.caller.last_error
         return run
+
+    def _failed(self) -> str | None:
+        """``error`` when the endpoint refused a call (401/403/404), or answered none and failed some."""
+        c = self.caller
+        if c.fatal is not None or (c.answered == 0 and c.last_error is not None):
+            return "error"
+        return None
 
     def limits(self) -> dict[str, Any]:
         c = self.cfg

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from driftgraph.errors import LLMError
+
 Status = Literal["done", "failed", "uncovered"]
 
 
@@ -105,6 +107,7 @@ class DriftRun:
     budget: dict[str, float]
     answer: str | None = None
     reduce: dict[str, Any] | None = None
+    error: LLMError | None = None  # set with stop_reason "error": the endpoint refused or never answered
 
     @property
     def uncovered(self) -> list[Step]:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import LLMUnavailable
 from driftgraph.query.drift.graph import GraphBackend
 from driftgraph.query.drift.loop import DriftLoop, Event
 from driftgraph.query.drift.model import DriftRun, Step
@@ -52,6 +53,10 @@ def drift_search(
     cost = Cost.from_ledger(rt.ledger, fixed_phases=PHASES)
     recorder = _recorder(run, seconds)
     recorder.round_trips = rt.store.round_trips - trips
+    if run.stop_reason == "error" and run.error is not None:
+        from driftgraph.query.failed import error_info
+
+        recorder.extra["error"] = error_info(run.error)
     context = tree_text(run, backend.count_tokens, cfg)
     retrieval_id = None
     if request.store_trace and rt.config.trace.enabled:
@@ -68,6 +73,10 @@ def drift_search(
         )
         if retrieval_id is not None:
             write_steps(rt, retrieval_id, run.steps)
+    if run.stop_reason == "error":  # stored with its steps; the caller gets the one-line endpoint error
+        err = run.error or LLMUnavailable("DRIFT: the LLM endpoint failed every call")
+        err.retrieval_id = err.retrieval_id or retrieval_id
+        raise err
     return DriftResult(
         mode="drift",
         question=question,

@@ -2,8 +2,11 @@
 
 ``Budget.reserve`` is asked before every chat call with the call's estimated prompt tokens; it says no
 when the call would take the run over ``max_llm_calls`` or ``max_prompt_tokens`` (counting what is held
-back for the reduce call). Reservations are made one by one in rank order, before an epoch's calls run
-concurrently, so which calls fit does not depend on which thread finishes first.
+back for the reduce call). The estimate is scaled by the calibration ratio (how much more the server
+counted than we did, learnt from every reply) plus a margin, larger until the first reply calibrates it;
+the held-back reduce is scaled by the same rule, so its reservation cannot outgrow its hold.
+Reservations are made one by one in rank order, before an epoch's calls run concurrently, so which
+calls fit does not depend on which thread finishes first.
 ``StopRule.after_epoch`` checks, in this order, ``budget``, ``sufficient``, ``plateau``, ``exhausted``
 and ``max_depth``; the first that fires is the reported reason.
 """
@@ -14,7 +17,9 @@ import math
 import threading
 from dataclasses import dataclass
 
-STOP_REASONS = ("budget", "sufficient", "plateau", "exhausted", "max_depth")
+STOP_REASONS = ("budget", "sufficient", "plateau", "exhausted", "max_depth", "error")
+FIRST_MARGIN = 0.25  # reserved on top of the estimate until a reply tells how the server counts
+MARGIN = 0.05  # reserved on top once calibrated (tokenizers disagree a little from prompt to prompt)
 
 
 @dataclass
@@ -27,9 +32,14 @@ class Reservation:
 class Budget:
     """Chat calls and prompt tokens of one run. Thread-safe; reservations are settled with real usage."""
 
-    def __init__(self, max_calls: int, max_prompt_tokens: int) -> None:
+    def __init__(
+        self, max_calls: int, max_prompt_tokens: int, *, first_margin: float = 0.0, margin: float = 0.0
+    ) -> None:
         self.max_calls = max_calls
         self.max_prompt_tokens = max_prompt_tokens
+        self.first_margin = first_margin  # extra share reserved while no reply has told how the server counts
+        self.margin = margin  # extra share reserved once calibrated
+        self._calibrated = False
         self.calls = 0
         self.tokens = 0  # settled usage plus open reservations
         self.ratio = 1.0  # highest reported/estimated prompt tokens seen: later estimates are scaled by it
@@ -51,16 +61,22 @@ class Budget:
         with self._lock:
             return self._fits(tokens)
 
+    def _scaled(self, tokens: int) -> int:
+        """An estimate as the server will count it: the calibration ratio plus the margin in force."""
+        margin = self.margin if self._calibrated else self.first_margin
+        return math.ceil(tokens * self.ratio * (1.0 + margin))
+
     def _fits(self, tokens: int) -> bool:
+        """``tokens`` is already scaled; the held-back reduce is scaled the same way (both sides, one rule)."""
         return (
             self.calls + 1 + self._held_calls <= self.max_calls
-            and self.tokens + tokens + self._held_tokens <= self.max_prompt_tokens
+            and self.tokens + tokens + self._scaled(self._held_tokens) <= self.max_prompt_tokens
         )
 
     def reserve(self, tokens: int) -> Reservation | None:
-        """Take one call and ``tokens`` prompt tokens (scaled by the calibration ratio), or ``None``."""
+        """Take one call and ``tokens`` prompt tokens (scaled by the calibration ratio and margin), or ``None``."""
         with self._lock:
-            scaled = math.ceil(tokens * self.ratio)
+            scaled = self._scaled(tokens)
             if not self._fits(scaled):
                 return None
             self.calls += 1
@@ -78,6 +94,7 @@ class Budget:
                 self.tokens += max(0, actual_tokens - res.tokens)
                 if res.estimate > 0 and actual_tokens > res.estimate:
                     self.ratio = max(self.ratio, actual_tokens / res.estimate)
+                self._calibrated = self._calibrated or actual_tokens > 0
                 res.settled = True
 
     @property
