@@ -263,6 +263,23 @@ class ImportConfig(_Section):
     embed_batch_size: int = Field(256, ge=1, le=100_000, description="texts per embed call and vector write")
 
 
+class ServeConfig(_Section):
+    """``driftgraph serve`` / ``driftgraph mcp``: the HTTP API, the OpenAI-compatible endpoint, the MCP server.
+
+    Without ``DRIFTGRAPH_API_KEY`` the server binds loopback only; the key is read from the environment, never
+    from this file, so it is not written by ``init`` nor printed by ``config show``."""
+
+    host: str = Field("127.0.0.1", description="bind address; anything but loopback needs DRIFTGRAPH_API_KEY")
+    port: int = Field(8765, ge=0, le=65535, description="0 picks a free port (printed at start)")
+    max_concurrency: int = Field(8, ge=1, le=1024, description="questions answered at once; more get 429")
+    retry_after_s: int = Field(1, ge=1, le=3600, description="the Retry-After a 429 carries")
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
+    request_timeout_s: float = Field(300.0, gt=0, description="a question running longer answers 504")
+    shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
+    max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = CORS off")
+
+
 class Config(_Section):
     neo4j: Neo4jConfig = Neo4jConfig()
     llm: LLMConfig = LLMConfig()
@@ -276,6 +293,7 @@ class Config(_Section):
     basic: BasicConfig = BasicConfig()
     drift: DriftConfig = DriftConfig()
     import_: ImportConfig = Field(ImportConfig(), alias="import")
+    serve: ServeConfig = ServeConfig()
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

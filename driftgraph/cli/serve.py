@@ -1,0 +1,59 @@
+"""`driftgraph serve` (HTTP API, OpenAI-compatible endpoint, optional MCP at /mcp) and `driftgraph mcp` (stdio)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from driftgraph.cli import app
+from driftgraph.cli.common import engine, fail, load
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option("--host", help="Bind address (default serve.host, 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (default serve.port, 8765; 0 = any free).")] = None,
+    mcp: Annotated[bool, typer.Option("--mcp", help="Also serve MCP (streamable HTTP) at /mcp.")] = False,
+) -> None:
+    """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/chat/completions, /docs."""
+    import uvicorn
+
+    from driftgraph.serve import create_app
+    from driftgraph.serve.auth import api_key_from_env, check_exposure
+
+    cfg = load()
+    updates = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    if updates:
+        cfg = cfg.model_copy(update={"serve": cfg.serve.model_validate({**cfg.serve.model_dump(), **updates})})
+    key = api_key_from_env()
+    check_exposure(cfg.serve.host, key)
+    from driftgraph.api import open_engine
+
+    asgi = create_app(open_engine(cfg), api_key=key, mcp=mcp)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            asgi,
+            host=cfg.serve.host,
+            port=cfg.serve.port,
+            log_level="info",
+            timeout_graceful_shutdown=int(cfg.serve.shutdown_grace_s) or None,
+            lifespan="on",
+        )
+    )
+    server.run()
+    if not server.started:
+        fail(f"could not serve on {cfg.serve.host}:{cfg.serve.port} (see the log above)")
+
+
+@app.command("mcp")
+def mcp_stdio() -> None:
+    """Serve MCP over stdio (for agents that start driftgraph themselves; see README "Serving")."""
+    from driftgraph.serve.mcp_server import build_mcp
+    from driftgraph.serve.runner import Runner
+
+    eng = engine()
+    try:
+        build_mcp(eng, Runner(eng.config.serve)).run("stdio")
+    finally:
+        eng.close()

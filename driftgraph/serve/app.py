@@ -1,0 +1,95 @@
+"""The app factory: one Engine, one Runner, the routes, the error shape, auth, limits, optional MCP at /mcp.
+
+``create_app`` is what ``driftgraph serve`` runs under uvicorn and what tests or users can mount elsewhere.
+Startup opens Neo4j and the embedder once (so concurrent first requests do not race to load them);
+shutdown waits up to ``serve.shutdown_grace_s`` for questions still running, so their traces are stored,
+then closes the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+
+from driftgraph import __version__
+from driftgraph.api import Engine
+from driftgraph.serve import errors
+from driftgraph.serve.guard import Guard
+from driftgraph.serve.runner import Runner
+from driftgraph.serve.state import ServeState
+
+log = logging.getLogger("driftgraph.serve")
+
+
+def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False, warm: bool = True) -> Any:
+    """The ASGI app for ``engine`` under its config's ``serve`` section."""
+    cfg = engine.config.serve
+    runner = Runner(cfg)
+    state = ServeState(engine=engine, runner=runner, cfg=cfg)
+    mcp_server = None
+    if mcp:
+        from driftgraph.serve.mcp_server import build_mcp
+
+        mcp_server = build_mcp(engine, runner)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if warm:
+            await asyncio.to_thread(_warm, engine)
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp_server is not None:
+                await stack.enter_async_context(mcp_server.session_manager.run())
+            try:
+                yield
+            finally:
+                if runner.running:
+                    log.warning("waiting up to %gs for %d running questions", cfg.shutdown_grace_s, runner.running)
+                if not await asyncio.to_thread(runner.drain, cfg.shutdown_grace_s):
+                    log.warning("questions still running after serve.shutdown_grace_s; their traces may be lost")
+        engine.close()
+
+    app = FastAPI(
+        title="driftgraph",
+        version=__version__,
+        description="GraphRAG on Neo4j: query modes, stored retrieval traces, an OpenAI-compatible endpoint.",
+        lifespan=lifespan,
+    )
+    app.state.driftgraph = state
+    errors.install(app)
+    from driftgraph.serve import openai_compat, routes_query, routes_retrievals
+
+    app.include_router(routes_query.router)
+    app.include_router(routes_retrievals.router)
+    app.include_router(openai_compat.router)
+    if mcp_server is not None:
+        mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=cfg.host)
+        app.router.routes.extend(mcp_app.routes)
+    if cfg.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cfg.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"],
+            expose_headers=["Mcp-Session-Id"],
+        )
+    return Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes)
+
+
+def _warm(engine: Engine) -> None:
+    """Open the driver and load the embedder before the first request (a failure here is logged, not fatal:
+    /readyz reports it and requests answer 503 until Neo4j is back)."""
+    try:
+        engine.store.read("admin/version")
+    except Exception as err:
+        log.warning("Neo4j not reachable at start: %s", err)
+    try:
+        engine.embed(["warm up"])
+    except Exception as err:
+        log.warning("embedder not ready at start: %s", err)

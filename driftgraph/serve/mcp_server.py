@@ -1,0 +1,135 @@
+"""The MCP server (official ``mcp`` SDK): search tools and trace tools for agents.
+
+``local_search``, ``drift_search``, ``global_search`` and ``basic_search`` take the question and each mode's
+main knobs and return the answer, the retrieval id and a short account (route, items in/out, budget, stop
+reason, cost), so an agent sees what it spent. ``get_retrieval`` and ``retrieval_cypher`` read a stored trace.
+The config's budgets bound every call (``drift.max_llm_calls`` is a hard cap; a tool may lower, not lift, it).
+Served over stdio by ``driftgraph mcp`` and as streamable HTTP at ``/mcp`` by ``driftgraph serve --mcp``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, SearchResult
+from driftgraph.api import Engine
+from driftgraph.errors import DriftgraphError
+from driftgraph.serve.errors import ApiError
+from driftgraph.serve.runner import Runner
+
+
+def _doc(model: type[QueryRequest], name: str) -> str:
+    return str(model.model_fields[name].description or "")
+
+
+Question = Annotated[str, Field(description="The question.")]
+RetrievalId = Annotated[str, Field(description="A retrieval id returned by a search tool.")]
+
+
+def account(result: SearchResult) -> dict[str, Any]:
+    """What a run did, in a few numbers an agent can reason about."""
+    trace = result.trace
+    route = trace.route.to_dict() if trace.route is not None else None
+    return {
+        "mode": result.mode,
+        "route": route,
+        "items_in": len(trace.included()),
+        "items_out": len(trace.dropped()),
+        "context_tokens": result.context.tokens,
+        "budget": result.context.budget,
+        "stop_reason": result.stop_reason,
+        "cost": {k: v for k, v in result.cost.to_dict().items() if k != "phases"},
+    }
+
+
+def summary(result: SearchResult) -> dict[str, Any]:
+    return {"answer": result.answer, "retrieval_id": result.retrieval_id, "account": account(result)}
+
+
+def build_mcp(engine: Engine, runner: Runner) -> Any:
+    """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate and time limit as HTTP)."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(
+        "driftgraph",
+        instructions="GraphRAG over a Neo4j index. Search with local_search (facts about named things), "
+        "drift_search (broad questions explored step by step), global_search (themes over the whole corpus) "
+        "or basic_search (nearest chunks). Every answer carries a retrieval_id: get_retrieval shows why each "
+        "item was in or out, retrieval_cypher gives Cypher for Neo4j Browser.",
+    )
+
+    async def run(request: QueryRequest) -> dict[str, Any]:
+        try:
+            result = await runner.call(engine.query, request)
+        except ApiError as err:
+            raise ValueError(err.message) from None
+        except DriftgraphError as err:
+            raise ValueError(str(err)) from None
+        return summary(result)
+
+    @server.tool()
+    async def local_search(
+        question: Question,
+        budget: Annotated[int | None, Field(ge=1, description=_doc(LocalQuery, "budget"))] = None,
+        route: Annotated[
+            Literal["auto", "fact", "relational", "thematic"] | None, Field(description=_doc(LocalQuery, "route"))
+        ] = None,
+        context_only: Annotated[bool, Field(description=_doc(LocalQuery, "context_only"))] = False,
+    ) -> dict[str, Any]:
+        """Local search: facts about named entities, from their chunks, relationships and reports; cited."""
+        return await run(LocalQuery(question=question, budget=budget, route=route, context_only=context_only))
+
+    @server.tool()
+    async def drift_search(
+        question: Question,
+        max_llm_calls: Annotated[int | None, Field(ge=1, description=_doc(DriftQuery, "max_llm_calls"))] = None,
+        max_depth: Annotated[int | None, Field(ge=0, description=_doc(DriftQuery, "max_depth"))] = None,
+        seed: Annotated[int | None, Field(ge=0, description=_doc(DriftQuery, "seed"))] = None,
+    ) -> dict[str, Any]:
+        """DRIFT search: a primer over community reports, then local searches on follow-up questions."""
+        cap = engine.config.drift.max_llm_calls
+        calls = None if max_llm_calls is None else min(max_llm_calls, cap)
+        return await run(DriftQuery(question=question, max_llm_calls=calls, max_depth=max_depth, seed=seed))
+
+    @server.tool()
+    async def global_search(
+        question: Question,
+        level: Annotated[int | None, Field(ge=0, description=_doc(GlobalQuery, "level"))] = None,
+        dynamic: Annotated[bool | None, Field(description=_doc(GlobalQuery, "dynamic"))] = None,
+        budget: Annotated[int | None, Field(ge=1, description=_doc(GlobalQuery, "budget"))] = None,
+    ) -> dict[str, Any]:
+        """Global search: themes across the whole corpus, mapped over community reports and reduced."""
+        return await run(GlobalQuery(question=question, level=level, dynamic=dynamic, budget=budget))
+
+    @server.tool()
+    async def basic_search(
+        question: Question,
+        budget: Annotated[int | None, Field(ge=1, description=_doc(BasicQuery, "budget"))] = None,
+        context_only: Annotated[bool, Field(description=_doc(BasicQuery, "context_only"))] = False,
+    ) -> dict[str, Any]:
+        """Basic search: the nearest text chunks until the budget is full (the baseline)."""
+        return await run(BasicQuery(question=question, budget=budget, context_only=context_only))
+
+    @server.tool()
+    async def get_retrieval(retrieval_id: RetrievalId) -> dict[str, Any]:
+        """A stored retrieval: the question, parameters, cost and trace (every item, included or dropped)."""
+        try:
+            data = await runner.call(engine.retrieval, retrieval_id)
+        except DriftgraphError as err:
+            raise ValueError(str(err)) from None
+        plain: dict[str, Any] = json.loads(json.dumps(data, default=str))  # Neo4j dates -> strings
+        return plain
+
+    @server.tool()
+    async def retrieval_cypher(retrieval_id: RetrievalId) -> str:
+        """Cypher that draws a stored retrieval's subgraph in Neo4j Browser."""
+        try:
+            text: str = await runner.call(engine.retrieval_cypher, retrieval_id)
+        except DriftgraphError as err:
+            raise ValueError(str(err)) from None
+        return text
+
+    return server

@@ -1,0 +1,239 @@
+"""`driftgraph serve` as a user runs it: a subprocess over operation-dulce in a real Neo4j, the fake LLM behind it,
+the real `openai` client (models, chat, stream) and plain HTTP (query routes, SSE, retrievals, bad bodies,
+16 concurrent questions)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import openai
+import pytest
+
+from driftgraph.store.db import Store
+from tests.conftest import make_config
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.serve import Server, serve_env, write_config
+
+QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
+ANSWER = "Operation Dulce is a mission [Data: Sources (1)]."
+MARKER = "earlier-turn-marker-7731"
+
+
+def responder(req: dict[str, Any]) -> str:
+    text = "\n".join(str(m.get("content") or "") for m in req["messages"])
+    if "Standalone question:" in text:
+        return "Who leads the team at Dulce base?"
+    if "Classify the shape of a question" in text:
+        return json.dumps({"shape": "fact"})
+    return ANSWER
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI(responder).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    cwd = tmp_path_factory.mktemp("serve")
+    write_config(cwd, {"max_concurrency": 16, "max_body_bytes": 4096})
+    srv = Server(cwd, serve_env(dulce, fake)).wait_ready()
+    yield srv
+    assert srv.stop() in (0, -signal.SIGTERM), srv.output()  # uvicorn re-raises the signal it handled
+    assert "Application shutdown complete" in srv.output()
+
+
+@pytest.fixture
+def client(server: Server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+
+
+def _stored(neo4j: dict, rid: str) -> bool:
+    with Store(make_config(neo4j).neo4j) as store:
+        return bool(store.read("trace/read", id=rid))
+
+
+def test_models_lists_the_four_modes(client: openai.OpenAI) -> None:
+    ids = [m.id for m in client.models.list()]
+    assert ids == ["driftgraph-local", "driftgraph-drift", "driftgraph-global", "driftgraph-basic"]
+
+
+def test_chat_completion_id_is_the_stored_retrieval_and_history_reaches_the_model(client, server, dulce, fake):
+    fake.requests.clear()
+    reply = client.chat.completions.create(
+        model="driftgraph-local",
+        messages=[
+            {"role": "user", "content": f"Tell me about the base ({MARKER})."},
+            {"role": "assistant", "content": "It is in New Mexico."},
+            {"role": "user", "content": QUESTION},
+        ],
+        temperature=0.2,
+    )
+    assert reply.choices[0].message.content == ANSWER
+    assert reply.usage is not None and reply.usage.total_tokens > 0
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    assert _stored(dulce, reply.id)
+    sent = json.dumps(fake.chat_requests())
+    assert MARKER in sent, "earlier messages must reach the model as history"
+    trace = httpx.get(f"{server.url}/v1/retrievals/{reply.id}").json()
+    assert trace["retrieval"]["id"] == reply.id
+
+
+def test_chat_stream_in_openai_format(client, dulce):
+    chunks = list(
+        client.chat.completions.create(
+            model="driftgraph-basic", messages=[{"role": "user", "content": QUESTION}], stream=True
+        )
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == ANSWER
+    assert len(chunks) >= 3, "tokens arrive as separate chunks"
+    last = chunks[-1]
+    assert last.choices[0].finish_reason == "stop"
+    assert last.usage is not None and last.usage.completion_tokens > 0
+    assert _stored(dulce, last.id)
+
+
+def test_chat_rejects_unknown_model_and_non_user_last_message(client):
+    with pytest.raises(openai.BadRequestError) as err:
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    assert err.value.body["code"] == "model"
+    with pytest.raises(openai.BadRequestError) as err:
+        client.chat.completions.create(model="driftgraph-local", messages=[{"role": "assistant", "content": "hi"}])
+    assert err.value.body["code"] == "messages"
+
+
+def test_query_route_returns_the_cli_envelope_and_the_trace_routes(server, dulce):
+    res = httpx.post(
+        f"{server.url}/v1/query/local", json={"question": QUESTION, "context_only": True, "budget": 900}, timeout=60
+    )
+    assert res.status_code == 200, res.text
+    env = res.json()
+    assert set(env) >= {"mode", "question", "answer", "retrieval_id", "context", "trace", "cost"}
+    assert env["mode"] == "local" and env["answer"] is None and env["context"]["budget"] == 900
+    rid = env["retrieval_id"]
+    assert _stored(dulce, rid)
+    listed = httpx.get(f"{server.url}/v1/retrievals", params={"limit": 50}).json()["retrievals"]
+    assert rid in [r["id"] for r in listed]
+    cypher = httpx.get(f"{server.url}/v1/retrievals/{rid}/cypher")
+    assert cypher.status_code == 200 and rid in cypher.text and "MATCH" in cypher.text
+    page = httpx.get(f"{server.url}/retrievals/{rid}", timeout=60)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert rid in page.text and "<svg" in page.text
+    index = httpx.get(f"{server.url}/retrievals")
+    assert f'href="/retrievals/{rid}"' in index.text
+    for path in (f"/v1/retrievals/nope-{rid}", f"/v1/retrievals/nope-{rid}/cypher", f"/retrievals/nope-{rid}"):
+        missing = httpx.get(server.url + path)
+        assert missing.status_code == 404, path
+        assert missing.json()["error"]["type"] == "not_found"
+
+
+def test_query_stream_sends_tokens_then_the_envelope(server):
+    frames: list[tuple[str, str]] = []
+    with httpx.stream(
+        "POST", f"{server.url}/v1/query/local", json={"question": QUESTION, "stream": True}, timeout=60
+    ) as res:
+        assert res.status_code == 200 and res.headers["content-type"].startswith("text/event-stream")
+        event = ""
+        for line in res.iter_lines():
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                frames.append((event, line[6:]))
+    tokens = [json.loads(d)["text"] for e, d in frames if e == "token"]
+    assert "".join(tokens) == ANSWER and len(tokens) > 1
+    assert frames[-1][0] == "result"
+    assert json.loads(frames[-1][1])["answer"] == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "code"),
+    [
+        ("/v1/query/local", {"question": QUESTION, "budget": 0}, "budget"),
+        ("/v1/query/local", {"question": QUESTION, "bogus": 1}, "bogus"),
+        ("/v1/query/local", {"question": "   "}, "question"),
+        ("/v1/query/local", {}, "question"),
+        ("/v1/query/local", {"question": QUESTION, "history": [{"role": "robot", "content": "x"}]}, "history.0.role"),
+        ("/v1/query/local", {"question": QUESTION, "route": "sideways"}, "route"),
+        ("/v1/query/drift", {"question": QUESTION, "max_llm_calls": 0}, "max_llm_calls"),
+        ("/v1/query/global", {"question": QUESTION, "level": -1}, "level"),
+        ("/v1/chat/completions", {"model": "driftgraph-local", "messages": []}, "messages"),
+    ],
+)
+def test_bad_body_is_400_naming_the_field(server, path, body, code):
+    res = httpx.post(server.url + path, json=body, timeout=60)
+    assert res.status_code == 400, res.text
+    err = res.json()["error"]
+    assert err["code"] == code and err["type"] == "invalid_request_error"
+    assert err["message"]
+
+
+def test_malformed_json_oversized_body_and_unknown_route(server):
+    res = httpx.post(f"{server.url}/v1/query/local", content=b"{not json", headers={"content-type": "application/json"})
+    assert res.status_code == 400 and res.json()["error"]["code"] == "body"
+    res = httpx.post(f"{server.url}/v1/query/local", json={"question": "x" * 5000})
+    assert res.status_code == 413 and "max_body_bytes" in res.json()["error"]["message"]
+    res = httpx.post(f"{server.url}/v1/query/sideways", json={"question": QUESTION})
+    assert res.status_code == 404 and "error" in res.json()
+
+
+def test_sixteen_concurrent_questions_get_distinct_stored_ids(server, dulce, fake):
+    fake.delay = lambda req: 0.2  # every answer call overlaps the others
+    try:
+
+        def ask(i: int) -> httpx.Response:
+            return httpx.post(f"{server.url}/v1/query/local", json={"question": f"{QUESTION} ({i})"}, timeout=120)
+
+        with ThreadPoolExecutor(16) as pool:
+            responses = list(pool.map(ask, range(16)))
+    finally:
+        fake.delay = lambda req: 0.0
+    assert [r.status_code for r in responses] == [200] * 16, [r.text[:200] for r in responses if r.status_code != 200]
+    ids = [r.json()["retrieval_id"] for r in responses]
+    assert len(set(ids)) == 16
+    questions = {r.json()["retrieval_id"]: r.json()["question"] for r in responses}
+    assert all(questions[rid].endswith(f"({i})") for i, rid in enumerate(ids))
+    assert all(_stored(dulce, rid) for rid in ids)
+
+
+def test_healthz_readyz_and_openapi(server):
+    assert httpx.get(f"{server.url}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{server.url}/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    spec = httpx.get(f"{server.url}/openapi.json").json()
+    schema = spec["components"]["schemas"]["LocalQueryBody"]["properties"]
+    assert "Fix the context budget" in schema["budget"]["description"] and "stream" in schema
+
+
+def test_upstream_llm_failure_is_502_with_its_status(server, fake):
+    fake.fail_next = [401]
+    res = httpx.post(f"{server.url}/v1/query/local", json={"question": QUESTION}, timeout=60)
+    fake.fail_next = []
+    assert res.status_code == 502, res.text
+    err = res.json()["error"]
+    assert err["type"] == "upstream_llm_error" and err["code"] == 401
+
+
+def test_cli_refuses_a_public_host_without_a_key(tmp_path: Path, dulce, fake):
+    import subprocess
+    import sys
+
+    write_config(tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "driftgraph", "serve", "--host", "0.0.0.0"],
+        cwd=tmp_path,
+        env=serve_env(dulce, fake),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 1
+    assert res.stderr.strip().count("\n") == 0 and "DRIFTGRAPH_API_KEY" in res.stderr
