@@ -49,7 +49,8 @@ def body_model(cls: type[QueryRequest]) -> type[QueryRequest]:
         "stream": Field(False, description="Answer as server-sent events: tokens, then the envelope."),
         "__init__": BaseModel.__init__,
     }
-    model: type[QueryRequest] = type(cls)(f"{cls.__name__}Body", (cls,), namespace)
+    metaclass: Any = type(cls)
+    model: type[QueryRequest] = metaclass(f"{cls.__name__}Body", (cls,), namespace)
     return model
 
 
