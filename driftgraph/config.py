@@ -8,6 +8,7 @@ tools expect.
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -319,7 +320,9 @@ def _format_error(err: ValidationError, source: str) -> str:
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]
             allowed = sorted(_allowed_keys(parent))
-            lines.append(f"{source}: unknown key '{path}' (allowed here: {', '.join(allowed)})")
+            near = difflib.get_close_matches(str(e["loc"][-1]), allowed, n=1, cutoff=0.6)
+            hint = f": did you mean '{near[0]}'?" if near else ""
+            lines.append(f"{source}: unknown key '{path}'{hint} (allowed here: {', '.join(allowed)})")
         else:
             lines.append(f"{source}: bad value for '{path}': {e['msg']}")
     return "\n".join(lines)

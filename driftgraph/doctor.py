@@ -16,6 +16,7 @@ def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         out = {"ok": True, **fn()}
     except Exception as err:  # doctor reports, it does not crash
         out = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+    out.setdefault("state", "ok" if out["ok"] else "fail")
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
 
@@ -60,6 +61,9 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
                 f"built with {status['embedder']} ({status['dimensions']}-d), config uses "
                 f"{rt.embedder.model_id} ({rt.embedder.dimensions}-d)"
             )
+        if not status["ok"] and "error" not in status and status["schema_version"] is None and _empty(rt):
+            # nothing imported or indexed yet: a state to act on, not a fault
+            status.update(ok=True, state="empty", note="empty — run import-graphrag or index")
         if not status["ok"] and "error" not in status:
             status["error"] = "schema not initialised: import or index something first"
         return status
@@ -97,3 +101,9 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
     report["tokenizer"] = _check(tokenizer)
     report["llm"] = _check(llm)
     return report
+
+
+def _empty(rt: Runtime) -> bool:
+    """No documents, chunks, entities or communities: the database holds no index of ours (yet)."""
+    row = rt.store.read("admin/counts")[0]
+    return not any(row[k] for k in ("documents", "chunks", "entities", "communities", "claims"))

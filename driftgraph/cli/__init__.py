@@ -82,11 +82,9 @@ def doctor(as_json: JsonOpt = False) -> None:
         for part, res in report.items():
             state_ = res.get("state") or ("ok" if res["ok"] else "fail")
             label, color = {"ok": ("ok", "green"), "empty": ("empty", "yellow")}.get(state_, ("FAIL", "red"))
-            detail = res.get("error") or res.get("note") or ", ".join(
-                f"{k}={v}"
-                for k, v in res.items()
-                if k not in ("ok", "state", "seconds") and not isinstance(v, list | dict)
-            )
+            shown = {k: v for k, v in res.items() if k not in ("ok", "state", "seconds")}
+            plain = ", ".join(f"{k}={v}" for k, v in shown.items() if not isinstance(v, list | dict))
+            detail = res.get("error") or res.get("note") or plain
             console().print(f"[{color}]{label:>5}[/] {part:<10} {detail}")
     if not report["neo4j"]["ok"]:
         raise typer.Exit(1)
