@@ -160,7 +160,7 @@ def test_llm_graph_builder_incremental_after_the_tool_adds_a_document(eng, fake_
     assert snapshot(eng.store) == kept
 
 
-def test_neo4j_graphrag_shape_is_adopted_and_its_vector_retriever_still_works(eng):
+def test_neo4j_graphrag_shape_is_adopted_and_its_vector_retriever_still_works(eng, monkeypatch, tmp_path):
     from neo4j_graphrag.indexes import create_vector_index
 
     neo4j_graphrag_shape(eng.store, _embed(eng), FILES)
@@ -179,6 +179,7 @@ def test_neo4j_graphrag_shape_is_adopted_and_its_vector_retriever_still_works(en
     assert_kept(before, snapshot(eng.store))
     _four_modes(eng, "What happened during the winter storm of 2019?")
     _vector_retriever_still_works(eng)
+    _readme_vector_cypher_retriever_reads_our_index(eng.config, monkeypatch, tmp_path)
 
 
 def _vector_retriever_still_works(eng: Engine) -> None:
@@ -192,6 +193,33 @@ def _vector_retriever_still_works(eng: Engine) -> None:
     hits = VectorRetriever(eng.store._driver, "ngr_chunks", Same()).search(query_text="lantern festival", top_k=3)
     assert len(hits.items) == 3
     assert "lantern" in str(hits.items[0].content).lower()
+
+
+def readme_block(marker: str) -> str:
+    """The python block of README's adopt section that contains ``marker``."""
+    text = (EXAMPLES.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Adopting a graph another tool built", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    return next(b for b in blocks if marker in b)
+
+
+def _readme_vector_cypher_retriever_reads_our_index(cfg: Any, monkeypatch: Any, tmp_path: Any) -> None:
+    import yaml
+
+    neo = cfg.neo4j
+    for key, value in {"NEO4J_URI": neo.uri, "NEO4J_USERNAME": neo.username, "NEO4J_PASSWORD": neo.password,
+                       "NEO4J_DATABASE": neo.database}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "driftgraph.yaml").write_text(yaml.safe_dump({"embeddings": {"threads": 1}}))
+    scope: dict[str, Any] = {"print": lambda *a: None}
+    exec(readme_block("VectorCypherRetriever("), scope)  # noqa: S102 - the README's own example
+    items = scope["result"].items
+    assert len(items) == 3
+    texts = [str(i.content) for i in items]  # the default formatter: the record's repr
+    assert all(f"{k}=" in t for t in texts for k in ("title", "description", "relations", "reports", "chunks"))
+    assert any("relations=['" in t for t in texts), texts
+    assert any("reports=['" in t for t in texts), texts
 
 
 def test_refuses_what_it_cannot_adopt(eng):
