@@ -10,7 +10,8 @@ Served over stdio by ``driftgraph mcp`` and as streamable HTTP at ``/mcp`` by ``
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -19,6 +20,8 @@ from driftgraph.api import Engine
 from driftgraph.errors import DriftgraphError
 from driftgraph.serve.errors import ApiError
 from driftgraph.serve.runner import Runner
+
+T = TypeVar("T")
 
 
 def _doc(model: type[QueryRequest], name: str) -> str:
@@ -52,6 +55,7 @@ def summary(result: SearchResult) -> dict[str, Any]:
 def build_mcp(engine: Engine, runner: Runner) -> Any:
     """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate and time limit as HTTP)."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer(
         "driftgraph",
@@ -61,14 +65,22 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
         "item was in or out, retrieval_cypher gives Cypher for Neo4j Browser.",
     )
 
-    async def run(request: QueryRequest) -> dict[str, Any]:
+    async def call(fn: Callable[[], T]) -> T:
+        """``fn`` on the runner; a driftgraph error reaches the agent as the tool's error text (it can fix
+        its arguments), anything else stays a crash the SDK hides."""
         try:
-            result = await runner.call(engine.query, request)
+            return await runner.call(fn)
         except ApiError as err:
-            raise ValueError(err.message) from None
+            raise ToolError(err.message) from None
         except DriftgraphError as err:
-            raise ValueError(str(err)) from None
-        return summary(result)
+            raise ToolError(str(err)) from None
+
+    async def run(make: Callable[[], QueryRequest]) -> dict[str, Any]:
+        try:
+            request = make()
+        except DriftgraphError as err:
+            raise ToolError(str(err)) from None
+        return summary(await call(lambda: engine.query(request)))
 
     @server.tool()
     async def local_search(
@@ -80,7 +92,7 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
         context_only: Annotated[bool, Field(description=_doc(LocalQuery, "context_only"))] = False,
     ) -> dict[str, Any]:
         """Local search: facts about named entities, from their chunks, relationships and reports; cited."""
-        return await run(LocalQuery(question=question, budget=budget, route=route, context_only=context_only))
+        return await run(lambda: LocalQuery(question=question, budget=budget, route=route, context_only=context_only))
 
     @server.tool()
     async def drift_search(
@@ -92,7 +104,7 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
         """DRIFT search: a primer over community reports, then local searches on follow-up questions."""
         cap = engine.config.drift.max_llm_calls
         calls = None if max_llm_calls is None else min(max_llm_calls, cap)
-        return await run(DriftQuery(question=question, max_llm_calls=calls, max_depth=max_depth, seed=seed))
+        return await run(lambda: DriftQuery(question=question, max_llm_calls=calls, max_depth=max_depth, seed=seed))
 
     @server.tool()
     async def global_search(
@@ -102,7 +114,7 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
         budget: Annotated[int | None, Field(ge=1, description=_doc(GlobalQuery, "budget"))] = None,
     ) -> dict[str, Any]:
         """Global search: themes across the whole corpus, mapped over community reports and reduced."""
-        return await run(GlobalQuery(question=question, level=level, dynamic=dynamic, budget=budget))
+        return await run(lambda: GlobalQuery(question=question, level=level, dynamic=dynamic, budget=budget))
 
     @server.tool()
     async def basic_search(
@@ -111,25 +123,19 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
         context_only: Annotated[bool, Field(description=_doc(BasicQuery, "context_only"))] = False,
     ) -> dict[str, Any]:
         """Basic search: the nearest text chunks until the budget is full (the baseline)."""
-        return await run(BasicQuery(question=question, budget=budget, context_only=context_only))
+        return await run(lambda: BasicQuery(question=question, budget=budget, context_only=context_only))
 
     @server.tool()
     async def get_retrieval(retrieval_id: RetrievalId) -> dict[str, Any]:
         """A stored retrieval: the question, parameters, cost and trace (every item, included or dropped)."""
-        try:
-            data = await runner.call(engine.retrieval, retrieval_id)
-        except DriftgraphError as err:
-            raise ValueError(str(err)) from None
+        data = await call(lambda: engine.retrieval(retrieval_id))
         plain: dict[str, Any] = json.loads(json.dumps(data, default=str))  # Neo4j dates -> strings
         return plain
 
     @server.tool()
     async def retrieval_cypher(retrieval_id: RetrievalId) -> str:
         """Cypher that draws a stored retrieval's subgraph in Neo4j Browser."""
-        try:
-            text: str = await runner.call(engine.retrieval_cypher, retrieval_id)
-        except DriftgraphError as err:
-            raise ValueError(str(err)) from None
+        text: str = await call(lambda: engine.retrieval_cypher(retrieval_id))
         return text
 
     return server

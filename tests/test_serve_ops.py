@@ -1,0 +1,139 @@
+"""`driftgraph serve` under pressure: the API key (401, never logged), the busy gate (429 + Retry-After), Neo4j down
+(503), and SIGTERM with a question in flight (it finishes and its trace is stored)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import openai
+import pytest
+
+from driftgraph.store.db import Store
+from tests.conftest import make_config
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.serve import Server, free_port, serve_env, write_config
+
+KEY = "sk-driftgraph-test-0f3a9c"
+QUESTION = "Who leads the team at Dulce base?"
+
+
+def _stored(neo4j: dict, rid: str) -> bool:
+    with Store(make_config(neo4j).neo4j) as store:
+        return bool(store.read("trace/read", id=rid))
+
+
+def _wait_for_chat(fake: FakeOpenAI, seen: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while len(fake.chat_requests()) <= seen:
+        assert time.monotonic() < deadline, "the question never reached the LLM"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def keyed(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    cwd = tmp_path_factory.mktemp("keyed")
+    write_config(cwd, {"max_concurrency": 1, "retry_after_s": 7})
+    srv = Server(cwd, serve_env(dulce, fake, api_key=KEY), "--mcp").wait_ready()
+    yield srv
+    srv.stop()
+
+
+def test_key_required_on_v1_mcp_and_pages_not_on_health(keyed: Server) -> None:
+    assert httpx.get(f"{keyed.url}/healthz").status_code == 200
+    for path in ("/v1/models", "/v1/retrievals", "/retrievals", "/mcp"):
+        res = httpx.get(keyed.url + path)
+        assert res.status_code == 401, path
+        assert res.headers["www-authenticate"] == "Bearer"
+        assert res.json()["error"]["type"] == "authentication_error"
+    res = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers={"Authorization": "Bearer x"})
+    assert res.status_code == 401
+    wrong = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY + "x", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        wrong.models.list()
+    right = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
+    assert "driftgraph-local" in [m.id for m in right.models.list()]
+    assert KEY not in keyed.output()
+
+
+def test_busy_server_answers_429_with_retry_after(keyed: Server, fake: FakeOpenAI) -> None:
+    auth = {"Authorization": f"Bearer {KEY}"}
+    fake.delay = lambda req: 3.0
+    seen = len(fake.chat_requests())
+    first: dict[str, Any] = {}
+
+    def ask() -> None:
+        first["res"] = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=auth, timeout=120)
+
+    worker = threading.Thread(target=ask)
+    worker.start()
+    try:
+        _wait_for_chat(fake, seen)
+        busy = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": QUESTION}, headers=auth, timeout=30)
+    finally:
+        worker.join()
+        fake.delay = lambda req: 0.0
+    assert busy.status_code == 429, busy.text
+    assert busy.headers["retry-after"] == "7"
+    assert busy.json()["error"]["code"] == "max_concurrency"
+    assert first["res"].status_code == 200
+    again = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": QUESTION}, headers=auth, timeout=120)
+    assert again.status_code == 200, "the slot is free again once the first question ended"
+
+
+def test_sigterm_lets_the_question_in_flight_finish_and_store_its_trace(
+    dulce: dict, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    write_config(tmp_path, {"shutdown_grace_s": 60})
+    srv = Server(tmp_path, serve_env(dulce, fake)).wait_ready()
+    fake.delay = lambda req: 3.0
+    seen = len(fake.chat_requests())
+    out: dict[str, Any] = {}
+
+    def ask() -> None:
+        out["res"] = httpx.post(f"{srv.url}/v1/query/local", json={"question": QUESTION}, timeout=120)
+
+    worker = threading.Thread(target=ask)
+    worker.start()
+    try:
+        _wait_for_chat(fake, seen)
+        srv.proc.send_signal(signal.SIGTERM)
+        worker.join(120)
+        code = srv.stop()
+    finally:
+        fake.delay = lambda req: 0.0
+    res = out["res"]
+    assert res.status_code == 200, res.text
+    assert code in (0, -signal.SIGTERM), srv.output()
+    assert _stored(dulce, res.json()["retrieval_id"])
+    assert "Application shutdown complete" in srv.output()
+
+
+def test_neo4j_down_is_503_and_not_ready(tmp_path: Path, fake: FakeOpenAI) -> None:
+    dead = {"uri": f"bolt://127.0.0.1:{free_port()}", "password": "x"}
+    write_config(tmp_path)
+    srv = Server(tmp_path, serve_env(dead, fake)).wait_ready()
+    try:
+        res = httpx.post(f"{srv.url}/v1/query/local", json={"question": QUESTION}, timeout=120)
+        ready = httpx.get(f"{srv.url}/readyz", timeout=120)
+        listed = httpx.get(f"{srv.url}/v1/retrievals", timeout=120)
+    finally:
+        srv.stop()
+    assert res.status_code == 503, res.text
+    assert res.json()["error"] == {**res.json()["error"], "type": "store_unavailable", "code": "neo4j"}
+    assert ready.status_code == 503 and ready.json()["error"]["type"] == "not_ready"
+    assert listed.status_code == 503
+    assert json.dumps(res.json()).count("Traceback") == 0
