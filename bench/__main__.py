@@ -1,7 +1,8 @@
-"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|report [--quick]``.
+"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|report [--quick]`` (and ``serve``).
 
 Every part writes its raw numbers to ``bench/results/raw/<part>.json``; ``report`` (run after every part)
 renders all raw files present into ``bench/results/latest.md`` and the PNG plots. See bench/README.md.
+``python -m bench serve`` (bench/serve.py) measures HTTP against in-process queries on its own.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ PARTS = ("prepare", "quality", "speed", "scale", "drift", "global", "embedder")
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["serve"]:  # HTTP vs in-process (bench/serve.py); its own options, not part of `all`
+        from bench import serve
+
+        return serve.main(args[1:])
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("part", choices=("all", *PARTS, "report"))
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, scale at 10k entities only")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from driftgraph.config import ImportConfig
 from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, iter_rows
 from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
@@ -77,7 +78,9 @@ def run_import(
     lap("write")
     embedded: dict[str, Any] = {"skipped": True}
     if do_embed:
-        embedded = embed_all(store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress)
+        embedded = embed_all(
+            store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress, cfg.import_
+        )
         lap("embed")
     counts = store.read("admin/counts")[0]
     return {
@@ -268,12 +271,18 @@ def _claims(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
 
 # -- embeddings -----------------------------------------------------------------------------------------------
 def embed_all(
-    store: Store, embedder: Embedder, directory: Path, page: int, warnings: Warnings, progress: Progress
+    store: Store,
+    embedder: Embedder,
+    directory: Path,
+    page: int,
+    warnings: Warnings,
+    progress: Progress,
+    bulk: ImportConfig | None = None,
 ) -> dict[str, Any]:
     """Precomputed vectors of matching dimension first, then the embedder for every node still without one."""
     out: dict[str, Any] = {"model": embedder.model_id, "dimensions": embedder.dimensions}
     for kind, file in EMBEDDING_FILES.items():
-        out[kind] = _precomputed(store, embedder, directory / file, kind, page, warnings)
+        out[kind] = _precomputed(store, embedder, directory / file, kind, page, warnings, bulk)
     pending = ingest.pending_embedding_counts(store)
     started, total = time.perf_counter(), 0
     for kind in ingest.EMBED_KINDS:
@@ -288,15 +297,22 @@ def embed_all(
 
 
 def _precomputed(
-    store: Store, embedder: Embedder, path: Path, kind: str, page: int, warnings: Warnings
+    store: Store,
+    embedder: Embedder,
+    path: Path,
+    kind: str,
+    page: int,
+    warnings: Warnings,
+    bulk: ImportConfig | None = None,
 ) -> dict[str, Any]:
     """Use ``embeddings.*.parquet`` when its vectors have the embedder's dimension; otherwise say why not."""
     if not path.is_file():
         return {"precomputed": 0}
     from driftgraph.importers.graphrag import Col, Table, open_table
+    from driftgraph.store.bulk import parallel_write, vector_batches, vector_dimensions
 
-    tf = open_table(path, Table(path.stem, (Col("id", "string", True), Col("embedding", "any", True))))
-    dims = {len(r["embedding"] or []) for rows in iter_rows(tf, page) for r in rows}
+    open_table(path, Table(path.stem, (Col("id", "string", True), Col("embedding", "any", True))))
+    dims = vector_dimensions(path)  # in Arrow: no Python float per value
     if dims != {embedder.dimensions}:
         found = "/".join(str(d) for d in sorted(dims)) or "no"
         note = (
@@ -308,13 +324,7 @@ def _precomputed(
     id_map: dict[str, str] | None = None
     if kind == "community":  # GraphRAG keys report vectors by report id
         id_map = {r["report_id"]: r["id"] for r in store.read("ingest/community_report_ids")}
-
-    def rows() -> Iterator[Row]:
-        for batch in iter_rows(tf, page):
-            for r in batch:
-                node_id = r["id"] if id_map is None else id_map.get(r["id"])
-                if node_id is not None:
-                    yield {"id": node_id, "embedding": r["embedding"]}
-
-    written = ingest.write_embeddings(store, kind, rows(), page)
+    bulk = bulk or ImportConfig()
+    batches = vector_batches(path, bulk.vector_batch_size, id_map)
+    written = parallel_write(store, f"ingest/embeddings_{kind}", batches, bulk.writers)
     return {"precomputed": written, "note": f"used {written} vectors from {path.name}"}

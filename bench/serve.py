@@ -1,0 +1,245 @@
+"""``python -m bench serve``: what HTTP costs. Context-only local search in-process (``Engine.query``) vs over
+HTTP (``driftgraph serve`` as a subprocess, ``POST /v1/query/local``) at concurrency 1, 4 and 16.
+
+Both sides use the same config (real local embedder, traces stored), the same questions (musique's, cycled)
+and the same Neo4j; the HTTP side is a separate process, as users run it. Per level: p50/p95/mean latency,
+requests/s and errors. Writes ``bench/results/raw/serve.json`` (with the machine and the command) and prints
+a table. ``--data operation-dulce`` runs on the small set when a musique import is too slow for the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench import data, machine, metrics
+from bench import neo4j as bench_neo4j
+
+RAW = Path(__file__).resolve().parent / "results" / "raw"
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _questions(name: str) -> list[str]:
+    if name == "musique":
+        return [q.question for q in data.questions()]
+    return [
+        "Who leads the team at Dulce base?",
+        "What is Operation: Dulce?",
+        "What did Alex Mercer find?",
+        "Which organisations are involved at Dulce?",
+        "What is the role of Taylor Cruz?",
+        "What happened in the control room?",
+    ]
+
+
+def _import(uri: str, root: Path) -> float:
+    from bench.dg import common
+
+    eng = common.engine(uri, cached=True)  # vectors from the shared cache: same model, no live embedding
+    t0 = time.perf_counter()
+    eng.import_graphrag(data.require(root), reset=True)
+    eng.close()
+    return time.perf_counter() - t0
+
+
+def _summary(latencies: list[float], errors: int, wall: float) -> dict[str, Any]:
+    ms = [x * 1000 for x in latencies]
+    return {
+        "requests": len(latencies) + errors,
+        "errors": errors,
+        "p50_ms": metrics.percentile(ms, 50) if ms else None,
+        "p95_ms": metrics.percentile(ms, 95) if ms else None,
+        "mean_ms": sum(ms) / len(ms) if ms else None,
+        "rps": len(latencies) / wall if wall > 0 else None,
+        "wall_s": wall,
+    }
+
+
+def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str, Any]:
+    """``n`` calls from ``concurrency`` threads; each call's latency, failures counted apart."""
+    latencies: list[float] = []
+    errors: list[str] = []
+
+    def one(i: int) -> None:
+        q = questions[i % len(questions)]
+        t = time.perf_counter()
+        try:
+            call(q)
+        except Exception as err:
+            errors.append(f"{type(err).__name__}: {str(err)[:200]}")
+            return
+        latencies.append(time.perf_counter() - t)
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, range(n)))
+    out = _summary(latencies, len(errors), time.perf_counter() - t0)
+    out["first_errors"] = errors[:3]
+    return out
+
+
+def _config_yaml(workdir: Path, max_concurrency: int) -> Path:
+    import yaml
+
+    path = workdir / "driftgraph.yaml"
+    path.write_text(yaml.safe_dump({"serve": {"max_concurrency": max_concurrency}}), encoding="utf-8")
+    return path
+
+
+def _start_server(workdir: Path, uri: str, password: str, port: int) -> subprocess.Popen[bytes]:
+    import httpx2 as httpx
+
+    env = {**os.environ, "NEO4J_URI": uri, "NEO4J_PASSWORD": password}
+    env.pop("DRIFTGRAPH_API_KEY", None)
+    log = (workdir / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "driftgraph", "serve", "--port", str(port)], cwd=workdir, env=env, stdout=log, stderr=log
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"driftgraph serve exited {proc.returncode}: see {workdir / 'serve.log'}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("driftgraph serve did not become ready in 180 s")
+
+
+def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup: int) -> dict[str, Any]:
+    import httpx2 as httpx
+
+    from driftgraph import LocalQuery, open_engine
+    from driftgraph.config import load_config
+
+    root = data.MUSIQUE if dataset == "musique" else data.DULCE
+    _log(f"importing {root.name} into {uri}")
+    import_s = _import(uri, root)
+    _log(f"imported in {import_s:.0f} s")
+    questions = _questions(dataset)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    _config_yaml(workdir, max(levels))
+    env_before = {k: os.environ.get(k) for k in ("NEO4J_URI", "NEO4J_PASSWORD")}
+    os.environ.update({"NEO4J_URI": uri, "NEO4J_PASSWORD": password})
+    try:
+        cfg = load_config(workdir / "driftgraph.yaml")
+    finally:
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    results: dict[str, Any] = {"in_process": {}, "http": {}}
+
+    with open_engine(cfg) as eng:
+
+        def direct(q: str) -> None:
+            eng.query(LocalQuery(question=q, context_only=True))
+
+        _load(direct, questions, warmup, 1)
+        for c in levels:
+            results["in_process"][str(c)] = r = _load(direct, questions, n, c)
+            _log(f"in-process  c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
+
+    port = _free_port()
+    proc = _start_server(workdir, uri, password, port)
+    url = f"http://127.0.0.1:{port}/v1/query/local"
+    try:
+        with httpx.Client(timeout=120, limits=httpx.Limits(max_connections=max(levels))) as client:
+
+            def over_http(q: str) -> None:
+                res = client.post(url, json={"question": q, "context_only": True})
+                if res.status_code != 200:
+                    raise RuntimeError(f"HTTP {res.status_code}: {res.text[:200]}")
+
+            _load(over_http, questions, warmup, 1)
+            for c in levels:
+                results["http"][str(c)] = r = _load(over_http, questions, n, c)
+                _log(f"http        c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    one = str(levels[0])
+    overhead = results["http"][one]["p50_ms"] - results["in_process"][one]["p50_ms"]
+    return {
+        "data": root.name,
+        "import_s": import_s,
+        "requests_per_level": n,
+        "levels": levels,
+        "overhead_p50_ms_at_c1": overhead if levels[0] == 1 else None,
+        **results,
+    }
+
+
+def table(res: dict[str, Any]) -> str:
+    lines = [
+        f"Context-only local search on {res['data']}, {res['requests_per_level']} requests per level",
+        "",
+        "| concurrency | in-process p50 / p95 ms | HTTP p50 / p95 ms | in-process req/s | HTTP req/s | HTTP errors |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in map(str, res["levels"]):
+        a, b = res["in_process"][c], res["http"][c]
+        lines.append(
+            f"| {c} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | {b['p50_ms']:.1f} / {b['p95_ms']:.1f} | "
+            f"{a['rps']:.1f} | {b['rps']:.1f} | {b['errors']} |"
+        )
+    if res.get("overhead_p50_ms_at_c1") is not None:
+        lines += ["", f"HTTP overhead at concurrency 1: {res['overhead_p50_ms_at_c1']:+.1f} ms p50"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench serve", description=__doc__.splitlines()[0])
+    ap.add_argument("--data", choices=("musique", "operation-dulce"), default="musique")
+    ap.add_argument("--concurrency", default="1,4,16", help="levels, comma-separated")
+    ap.add_argument("--requests", type=int, default=96, help="requests per level and side")
+    ap.add_argument("--warmup", type=int, default=8)
+    ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); WIPES its data")
+    ap.add_argument("--neo4j-port", type=int, default=bench_neo4j.DEFAULT_PORT, help="port of the bench's launcher")
+    ap.add_argument("--heap", default="2g")
+    ap.add_argument("--page-cache", default="1g")
+    a = ap.parse_args(argv)
+    levels = [int(x) for x in a.concurrency.split(",")]
+    with bench_neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, _log) as db:
+        res = run(db.uri, db.password, a.data, levels, a.requests, a.warmup)
+    payload = {
+        "machine": machine.describe(),
+        "command": "python -m bench serve " + " ".join(argv or sys.argv[1:]),
+        **res,
+    }
+    RAW.mkdir(parents=True, exist_ok=True)
+    (RAW / "serve.json").write_text(json.dumps(payload, indent=1))
+    (RAW.parent / "serve.md").write_text(table(res) + "\n")
+    _log(table(res))
+    _log(f"-> {RAW / 'serve.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
