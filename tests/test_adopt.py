@@ -23,6 +23,7 @@ from tests.support.foreign_graphs import (
     assert_kept,
     foreign,
     llm_graph_builder,
+    llm_graph_builder_communities,
     neo4j_graphrag_shape,
     snapshot,
     wipe,
@@ -31,6 +32,7 @@ from tests.support.foreign_graphs import (
 pytestmark = pytest.mark.e2e
 FILES = sorted(EXAMPLES.iterdir())
 _tree = tree_responder(n_follow=1, max_level=1)
+TOOL_COMMUNITIES = {"1-0", "0-0", "0-1", "0-2"}
 
 
 def responder(req: dict[str, Any]) -> str:
@@ -85,11 +87,11 @@ def _model(eng: Engine) -> dict[str, int]:
                COUNT { ()-[:RELATED]->() } AS related,
                COUNT { (:Chunk)-[:HAS_ENTITY]->(:__Entity__) } AS mentions,
                COUNT { (c:__Community__) WHERE c.full_content IS NOT NULL AND c.embedding IS NOT NULL } AS reports,
-               COUNT { (c:__Community__) } AS communities
+               COUNT { (c:__Community__) WHERE c.community_title IS NOT NULL } AS communities
     """)[0]  # fmt: skip
 
 
-def _four_modes(eng: Engine, question: str) -> None:
+def _four_modes(eng: Engine, question: str) -> dict[str, Any]:
     local = eng.query(LocalQuery(question=question))
     assert local.answer and local.context.tokens > 0
     basic = eng.query(BasicQuery(question=question))
@@ -99,20 +101,21 @@ def _four_modes(eng: Engine, question: str) -> None:
     assert glob.trace.to_dict()["map"]["batches"] >= 1
     drift = eng.query(DriftQuery(question=question, max_depth=1))
     assert drift.answer
+    return {"local": local, "basic": basic, "global": glob, "drift": drift}
 
 
 def test_llm_graph_builder_graph_is_adopted_without_changing_it(eng, fake_llm):
     llm_graph_builder(eng.store, _embed(eng), FILES[:3])
+    llm_graph_builder_communities(eng.store, _embed(eng))
     before = snapshot(eng.store)
     s = eng.adopt()
-    print(json.dumps(s, indent=1))
     assert s["source"] == "llm-graph-builder" and s["failures"]["count"] == 0
     assert s["documents"] == 3 and s["entities"] > 10 and s["relationships"] > 5
     assert s["communities"] > 0 and s["reports"] == s["communities"]
     assert s["reused_vectors"]["chunk"] == s["chunks"] and 0 < s["reused_vectors"]["entity"] < s["entities"]
     # LLM Graph Builder's own `vector`, `entity_vector` and `keyword` indexes cover Chunk.embedding,
     # __Entity__.embedding and Chunk.text, so ours of the same purpose sit on alias labels
-    assert set(s["aliased_indexes"]) == {"chunk_embedding", "entity_embedding", "chunk_fulltext"}
+    assert set(s["aliased_indexes"]) == {"chunk_embedding", "entity_embedding", "chunk_fulltext", "community_embedding"}
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
     assert m["reports"] == m["communities"] == s["communities"]
@@ -124,7 +127,12 @@ def test_llm_graph_builder_graph_is_adopted_without_changing_it(eng, fake_llm):
     own = q(eng.store, "MATCH (e:__Entity__) WHERE e.description ENDS WITH 'described by the other tool.' "
                        "RETURN count(e) AS n, sum(size(e.driftgraph_props)) AS owned")[0]  # fmt: skip
     assert own["n"] == s["reused_vectors"]["entity"]
-    _four_modes(eng, "Who runs the Marrow Bay Shipyard?")
+    res = _four_modes(eng, "Who runs the Marrow Bay Shipyard?")
+    # LLM Graph Builder's own communities have no driftgraph report: global drops them, saying why
+    dropped = {r["id"]: r["reason"] for r in res["global"].trace.to_dict()["reports"] if r["id"] in TOOL_COMMUNITIES}
+    assert dropped == dict.fromkeys(TOOL_COMMUNITIES, "no_report")
+    primer = {r["id"] for r in res["drift"].trace.to_dict()["primer"]["reports"]}
+    assert primer and not primer & TOOL_COMMUNITIES
 
     # a re-run with nothing new costs nothing and changes nothing
     calls = len(fake_llm.chat_requests())

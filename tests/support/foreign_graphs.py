@@ -101,6 +101,24 @@ def llm_graph_builder(store: Any, embed: Embed, files: Sequence[Path]) -> None:
                  "WITH e CALL db.create.setNodeVectorProperty(e, 'embedding', $v)", id=eid, v=vec(v))  # fmt: skip
 
 
+def llm_graph_builder_communities(store: Any, embed: Embed) -> None:
+    """LLM Graph Builder's own community layer (its GDS post-processing): `__Community__ {id: 'level-n', level,
+    title, summary, community_rank, weight, embedding}`, IN_COMMUNITY, PARENT_COMMUNITY, `community_vector`."""
+    q(store, "CREATE VECTOR INDEX community_vector IF NOT EXISTS FOR (c:__Community__) ON c.embedding "
+             "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}")  # fmt: skip
+    q(store, "CREATE CONSTRAINT IF NOT EXISTS FOR (c:__Community__) REQUIRE c.id IS UNIQUE")
+    top = vec(embed(["The whole town"])[0])
+    q(store, "CREATE (:__Community__ {id: '1-0', level: 1, title: 'The whole town', summary: 'Everything.', "
+             "community_rank: 3, weight: 9}) WITH 1 AS _ MATCH (c:__Community__ {id: '1-0'}) "
+             "CALL db.create.setNodeVectorProperty(c, 'embedding', $v)", v=top)  # fmt: skip
+    for i, (first, v) in enumerate(zip("AMT", embed(["People A", "People M", "People T"]), strict=True)):
+        q(store, "CREATE (c:__Community__ {id: $id, level: 0, title: $t, summary: $t, community_rank: 1, weight: 1}) "
+                 "WITH c MATCH (p:__Community__ {id: '1-0'}) CREATE (c)-[:PARENT_COMMUNITY]->(p) "
+                 "WITH c MATCH (e:__Entity__) WHERE e.id STARTS WITH $first CREATE (e)-[:IN_COMMUNITY]->(c) "
+                 "WITH DISTINCT c CALL db.create.setNodeVectorProperty(c, 'embedding', $v)",
+          id=f"0-{i}", t=f"Entities starting with {first}", first=first, v=vec(v))  # fmt: skip
+
+
 def neo4j_graphrag_shape(store: Any, embed: Embed, files: Sequence[Path], run: str = "r1") -> None:
     """neo4j-graphrag KG builder's shape as its Neo4jWriter leaves it: every node __KGBuilder__; Document
     {path, createdAt}; Chunk {text, index, embedding} -FROM_DOCUMENT-> Document, NEXT_CHUNK; entities
@@ -172,3 +190,57 @@ def foreign(snap: dict[str, dict]) -> dict[str, dict]:
         if r[0] not in OURS_REL and not (r[0] == "RELATED" and str(r[3].get("id", "")).startswith("adopt:"))
     }  # fmt: skip
     return {"nodes": nodes, "rels": rels}
+
+
+# -- neo4j-graphrag's own KG builder components --------------------------------------------------------------
+_ER_INPUT = re.compile(r"Input text:\s*\n(.*)\Z", re.S)
+
+
+def is_er_request(req: dict[str, Any]) -> bool:
+    content = req["messages"][-1]["content"]
+    return "extracting\ninformation in structured formats to build a knowledge graph" in content
+
+
+def er_reply(req: dict[str, Any]) -> str:
+    """neo4j-graphrag's ERExtractionTemplate answered the way the fake extraction model answers ours."""
+    import json
+
+    m = _ER_INPUT.search(req["messages"][-1]["content"])
+    found, rels = extract(m.group(1).strip() if m else "")
+    ids = {n: str(i) for i, n in enumerate(found)}
+    return json.dumps({
+        "nodes": [{"id": ids[n], "label": label(n), "properties": {"name": n}} for n in found],
+        "relationships": [{"type": t, "start_node_id": ids[a], "end_node_id": ids[b], "properties": {}}
+                          for a, t, b in rels],
+    })  # fmt: skip
+
+
+def neo4j_graphrag_pipeline(driver: Any, embed: Embed, base_url: str, files: Sequence[Path]) -> list[Any]:
+    """examples/docs through neo4j-graphrag's FixedSizeSplitter, TextChunkEmbedder, LLMEntityRelationExtractor
+    (its lexical graph made by LexicalGraphBuilder) and Neo4jWriter, the LLM being the fake server."""
+    import asyncio
+
+    from neo4j_graphrag.components.embedder import TextChunkEmbedder
+    from neo4j_graphrag.components.entity_relation_extractor import LLMEntityRelationExtractor
+    from neo4j_graphrag.components.kg_writer import Neo4jWriter
+    from neo4j_graphrag.components.text_splitters.fixed_size_splitter import FixedSizeSplitter
+    from neo4j_graphrag.components.types import DocumentInfo
+    from neo4j_graphrag.embeddings.base import Embedder
+    from neo4j_graphrag.llm import OpenAILLM
+
+    class Same(Embedder):
+        def embed_query(self, text: str) -> list[float]:
+            return vec(embed([text])[0])
+
+    llm = OpenAILLM(model_name="fake-model", base_url=base_url, api_key="test")
+    splitter = FixedSizeSplitter(chunk_size=400, chunk_overlap=0, approximate=True)
+    chunk_embedder = TextChunkEmbedder(embedder=Same())
+    extractor = LLMEntityRelationExtractor(llm=llm)
+    writer = Neo4jWriter(driver)
+
+    async def one(path: Path) -> Any:
+        chunks = await chunk_embedder.run(await splitter.run(path.read_text(encoding="utf-8")))
+        graph = await extractor.run(chunks, document_info=DocumentInfo(path=str(path)))
+        return await writer.run(graph)
+
+    return [asyncio.run(one(p)) for p in files]
