@@ -127,6 +127,9 @@ def describe(
         stored = a.node["description"]
         if stored is not None and a.node["described_from"] == _described_from(a):
             a.entity.description = str(stored)
+        elif not a.relations and not a.entity.text_unit_ids:
+            a.entity.description = ""  # nothing to describe it from: no LLM call
+            a.describe = stored != ""
         else:
             a.describe = True
             todo.append(a)

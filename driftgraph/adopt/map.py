@@ -73,6 +73,7 @@ def check_vectors(kind: str, label: str, nodes: Sequence[Row], dimensions: int, 
 
 def link(store: Store) -> dict[str, int]:
     """Our labels, ids and links next to the other tool's (each statement only adds)."""
+
     def written(rows: list[Row]) -> int:
         return int(rows[0]["written"]) if rows else 0
 
