@@ -1,0 +1,59 @@
+"""Bulk writers: vectors from Arrow without per-value Python, parallel sessions on disjoint batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from driftgraph.errors import IngestError
+from driftgraph.store.bulk import parallel_write, vector_batches, vector_dimensions
+from tests.support.cypher import q
+
+
+def _file(tmp_path, vectors):
+    path = tmp_path / "embeddings.entity_description.parquet"
+    ids = [f"e{i}" for i in range(len(vectors))]
+    pq.write_table(pa.table({"id": ids, "embedding": pa.array(vectors, type=pa.list_(pa.float32()))}), path)
+    return path
+
+
+def test_vectors_come_out_as_float_rows_nulls_and_unmapped_dropped(tmp_path):
+    vecs = [[float(i), 0.5, -1.0] for i in range(7)]
+    vecs[3] = None
+    path = _file(tmp_path, vecs)
+    assert vector_dimensions(path) == {3}
+    rows = [r for b in vector_batches(path, 2) for r in b]
+    assert [r["id"] for r in rows] == ["e0", "e1", "e2", "e4", "e5", "e6"]
+    assert rows[-1]["embedding"] == [6.0, 0.5, -1.0] and isinstance(rows[0]["embedding"][0], float)
+    mapped = [r for b in vector_batches(path, 4, {"e1": "n1", "e5": "n5"}) for r in b]
+    assert mapped == [{"id": "n1", "embedding": [1.0, 0.5, -1.0]}, {"id": "n5", "embedding": [5.0, 0.5, -1.0]}]
+
+
+def test_mixed_dimensions_are_reported(tmp_path):
+    assert vector_dimensions(_file(tmp_path, [[1.0, 2.0], [1.0, 2.0, 3.0], None])) == {2, 3}
+
+
+@pytest.mark.parametrize("writers", [1, 3])
+def test_parallel_writers_store_every_vector_idempotently(store, tmp_path, writers):
+    n, dims = 500, 8
+    store.run("tests/seed_entities", rows=[{"id": f"e{i}", "title": f"T{i}", "description": "", "embedding": None}
+                                           for i in range(n)])  # fmt: skip
+    vecs = np.random.default_rng(1).standard_normal((n, dims)).astype(np.float32)
+    path = _file(tmp_path, vecs.tolist())
+    ticks: list[int] = []
+    written = parallel_write(store, "ingest/embeddings_entity", vector_batches(path, 37), writers, ticks.append)
+    assert written == n and sum(ticks) == n
+    again = parallel_write(store, "ingest/embeddings_entity", vector_batches(path, 37), writers)
+    assert again == n
+    got = {r["id"]: r["v"] for r in q(store, "MATCH (e:__Entity__) RETURN e.id AS id, e.embedding AS v")}
+    assert np.allclose(np.asarray([got[f"e{i}"] for i in range(n)]), vecs)
+
+
+def test_a_failing_batch_is_one_line_naming_the_statement(store):
+    store.run("tests/seed_entities", rows=[{"id": "x", "title": "X", "description": "", "embedding": None}])
+    bad = iter([[{"id": "x", "embedding": "not a vector"}]])
+    with pytest.raises(IngestError) as err:
+        parallel_write(store, "ingest/embeddings_entity", bad, 2)
+    assert "embeddings_entity" in str(err.value) and "re-run" in str(err.value)
