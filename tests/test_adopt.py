@@ -251,5 +251,8 @@ def test_cli_adopt_json(eng, neo4j_config, fake_llm, tmp_path):
     assert res.returncode == 0, res.stderr
     s = json.loads(res.stdout)
     assert s["source"] == "llm-graph-builder" and s["reports"] == s["communities"] > 0
+    text = run_cli(["adopt"], neo4j_config, fake_llm, tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "adopted a llm-graph-builder graph" in text.stdout and "LLM calls 0" in text.stdout
     bad = run_cli(["adopt", "--from", "nonsense"], neo4j_config, fake_llm, tmp_path)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
