@@ -28,6 +28,9 @@ class LauncherConfig(_Section):
     """The embedded Neo4j started by ``driftgraph neo4j start`` (jvm/launcher)."""
 
     port: int = Field(7687, ge=1, le=65535)
+    http_port: int = Field(
+        7474, ge=0, le=65535, description="Neo4j Browser + HTTP API on 127.0.0.1; 0 = off; busy = off with a warning"
+    )
     data_dir: str = ".driftgraph/neo4j"
     heap: str = Field("1g", pattern=r"^\d+[kmgKMG]$")
     page_cache: str = Field("256m", pattern=r"^\d+[kmgKMG]$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -26,11 +27,18 @@ class LauncherStatus:
     uri: str
     data_dir: str
     log: str
+    browser_url: str | None = None  # Neo4j Browser, None when HTTP is off
+    warning: str | None = None  # set by start() when it had to turn something off
 
 
 def _paths(cfg: LauncherConfig) -> tuple[Path, Path, Path]:
     data = Path(cfg.data_dir).resolve()
     return data, data / "launcher.pid", data / "launcher.log"
+
+
+def _state_file(cfg: LauncherConfig) -> Path:
+    """What the running launcher listens on (written at READY), so status shows the real ports."""
+    return Path(cfg.data_dir).resolve() / "launcher.json"
 
 
 def launcher_dir() -> Path:
@@ -50,8 +58,9 @@ def build(force: bool = False) -> Path:
     if not (src / "pom.xml").is_file():
         raise LauncherError(f"launcher sources not found at {src} (run from a driftgraph checkout); {DOCKER_HINT}")
     jar = src / "target" / JAR
-    newest = max(p.stat().st_mtime for p in [src / "pom.xml", *src.rglob("*.java")])
-    if jar.is_file() and (src / "target" / "lib").is_dir() and jar.stat().st_mtime >= newest and not force:
+    newest = max(p.stat().st_mtime for p in [src / "pom.xml", *(f for f in (src / "src").rglob("*") if f.is_file())])
+    built = all((src / "target" / d).is_dir() for d in ("lib", "plugins"))
+    if jar.is_file() and built and jar.stat().st_mtime >= newest and not force:
         return jar
     _require("java")
     mvn = _require("mvn")
@@ -88,11 +97,48 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _browser_url(http_url: str | None) -> str | None:
+    return f"{http_url}/browser/" if http_url else None
+
+
 def status(cfg: LauncherConfig) -> LauncherStatus:
     data, pidfile, log = _paths(cfg)
     pid = _read_pid(pidfile)
     running = pid is not None and _alive(pid)
-    return LauncherStatus(running, pid if running else None, f"bolt://127.0.0.1:{cfg.port}", str(data), str(log))
+    uri = f"bolt://127.0.0.1:{cfg.port}"
+    browser = _browser_url(f"http://127.0.0.1:{cfg.http_port}" if cfg.http_port else None)
+    if running:
+        try:
+            state = json.loads(_state_file(cfg).read_text())
+            if state.get("pid") == pid:
+                uri, browser = state["uri"], state["browser_url"]
+        except (OSError, ValueError, KeyError):
+            pass
+    else:
+        browser = None
+    return LauncherStatus(running, pid if running else None, uri, str(data), str(log), browser)
+
+
+def parse_ready(line: str) -> tuple[str, str | None, bool]:
+    """``READY bolt://127.0.0.1:P http://127.0.0.1:H auth=true`` (``http=off`` instead of the URL)."""
+    parts = line.split()
+    if not parts or parts[0] != "READY":
+        raise ValueError(f"not a READY line: {line!r}")
+    bolt = next((p for p in parts if p.startswith("bolt://")), None)
+    if bolt is None:
+        raise ValueError(f"READY line without a bolt:// URI: {line!r}")
+    http = next((p for p in parts if p.startswith("http://")), None)
+    return bolt, http, "auth=true" in parts
+
+
+def _ready_line(log: Path) -> str | None:
+    try:
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("READY"):
+                return line
+    except OSError:
+        pass
+    return None
 
 
 def _tail(log: Path, n: int = 15) -> str:
@@ -102,26 +148,52 @@ def _tail(log: Path, n: int = 15) -> str:
         return "(no log)"
 
 
-def start(cfg: LauncherConfig, password: str) -> LauncherStatus:
-    """Start in the background and wait until it prints READY (Bolt accepts connections)."""
+def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> LauncherStatus:
+    """Start in the background and wait until it prints READY (Bolt and HTTP accept connections).
+
+    Bolt listens only once the ``neo4j`` user has ``password`` (the launcher sets it while Neo4j starts),
+    so a client that connects early sees connection refused, never an authentication failure.
+    ``cfg.http_port`` (Neo4j Browser) already in use: HTTP is turned off with a warning in the returned
+    status, or, with ``strict_http`` (the port was asked for explicitly), it is an error.
+    """
     current = status(cfg)
     if current.running:
         return current
     if _port_open(cfg.port):
         raise LauncherError(f"port {cfg.port} on 127.0.0.1 is already in use by another process")
+    http_port, warning = cfg.http_port, None
+    if http_port == cfg.port:
+        raise LauncherError(f"the HTTP port must differ from the Bolt port ({cfg.port}); 0 turns HTTP off")
+    if http_port and _port_open(http_port):
+        if strict_http:
+            raise LauncherError(
+                f"HTTP port {http_port} on 127.0.0.1 is already in use by another process "
+                "(pick another with --http-port N, or --http-port 0 for no Browser)"
+            )
+        warning = (
+            f"HTTP port {http_port} on 127.0.0.1 is in use: Neo4j Browser is off for this launcher "
+            "(pick another with --http-port N)"
+        )
+        http_port = 0
     jar = build()
     java = _require("java")
     data, pidfile, log = _paths(cfg)
     data.mkdir(parents=True, exist_ok=True)
+    _state_file(cfg).unlink(missing_ok=True)
     env = {**os.environ, "NEO4J_PASSWORD": password}
     cmd = [
         java,
         f"-Xmx{cfg.heap}",
         "-XX:+UseSerialGC",
+        # what Neo4j's own neo4j.conf opens: the page cache and Netty then use their fast paths
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
         "-jar",
         str(jar),
         "--port",
         str(cfg.port),
+        "--http-port",
+        str(http_port),
         "--data-dir",
         str(data / "db"),
         "--page-cache",
@@ -135,8 +207,13 @@ def start(cfg: LauncherConfig, password: str) -> LauncherStatus:
         if proc.poll() is not None:
             pidfile.unlink(missing_ok=True)
             raise LauncherError(f"Neo4j launcher exited with code {proc.returncode}; last log lines:\n{_tail(log)}")
-        if "READY" in log.read_text(errors="replace"):
-            return status(cfg)
+        line = _ready_line(log)
+        if line is not None:
+            uri, http, _ = parse_ready(line)
+            state = {"pid": proc.pid, "uri": uri, "browser_url": _browser_url(http)}
+            _state_file(cfg).write_text(json.dumps(state))
+            st = status(cfg)
+            return LauncherStatus(st.running, st.pid, uri, st.data_dir, st.log, _browser_url(http), warning)
         time.sleep(0.2)
     stop(cfg)
     raise LauncherError(f"Neo4j did not become ready within {cfg.start_timeout_s:.0f}s; last log lines:\n{_tail(log)}")
@@ -156,4 +233,5 @@ def stop(cfg: LauncherConfig, timeout_s: float = 60.0) -> bool:
     if _alive(pid):
         os.kill(pid, signal.SIGKILL)
     pidfile.unlink(missing_ok=True)
+    _state_file(cfg).unlink(missing_ok=True)
     return True

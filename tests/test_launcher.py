@@ -1,14 +1,23 @@
-"""The jvm/launcher: a second embedded Neo4j on a free port, started and stopped like a user would."""
+"""The jvm/launcher: a second embedded Neo4j on free ports, started and stopped like a user would."""
 
+import base64
+import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 
 from driftgraph import launcher
 from driftgraph.config import LauncherConfig
+
+PASSWORD = "launcher-test-pw"
 
 
 def _free_port() -> int:
@@ -17,16 +26,213 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _two_free_ports() -> tuple[int, int]:
+    while True:
+        bolt, http = _free_port(), _free_port()
+        if bolt != http:
+            return bolt, http
+
+
+def _listen_addresses(port: int) -> set[str]:
+    """The local addresses of the sockets in LISTEN state on ``port`` (from /proc, no traffic)."""
+    found = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.split(":")
+            if state != "0A" or int(hexport, 16) != port:
+                continue
+            if name == "tcp":
+                found.add(socket.inet_ntoa(bytes.fromhex(addr)[::-1]))
+            else:  # four little-endian 32-bit words
+                raw = b"".join(bytes.fromhex(addr[i : i + 8])[::-1] for i in range(0, 32, 8))
+                v6 = socket.inet_ntop(socket.AF_INET6, raw)
+                found.add(v6.removeprefix("::ffff:"))
+    return found
+
+
+class Hammer(threading.Thread):
+    """Connects and runs ``RETURN 1`` with the right password, over and over, and records what happened."""
+
+    def __init__(self, uri: str, password: str, deadline_s: float = 400.0) -> None:
+        super().__init__(daemon=True)
+        self.uri, self.password, self.deadline = uri, password, time.monotonic() + deadline_s
+        self.outcomes: list[str] = []  # "refused", "ok", or the error's class and message
+        self.stop_after_ok = 5
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import ServiceUnavailable
+
+        oks = 0
+        while not self.halt.is_set() and time.monotonic() < self.deadline and oks < self.stop_after_ok:
+            try:
+                with (
+                    GraphDatabase.driver(self.uri, auth=("neo4j", self.password), connection_timeout=2) as driver,
+                    driver.session() as session,
+                ):
+                    assert session.run("RETURN 1 AS one").single()["one"] == 1
+                self.outcomes.append("ok")
+                oks += 1
+            except ServiceUnavailable as e:
+                refused = isinstance(e.__cause__, ConnectionRefusedError) or "refused" in str(e).lower()
+                self.outcomes.append("refused" if refused else f"ServiceUnavailable: {e}")
+                time.sleep(0.1)
+            except Exception as e:  # AuthError, ClientError(AuthenticationRateLimit), ...
+                self.outcomes.append(f"{type(e).__name__}: {e}")
+                time.sleep(0.1)
+
+    def problems(self) -> list[str]:
+        return [o for o in self.outcomes if o not in ("refused", "ok")]
+
+
+def _start_hammered(cfg: LauncherConfig, password: str) -> tuple[launcher.LauncherStatus, Hammer]:
+    """launcher.start while a thread hammers Bolt; returns once the thread saw a few successes."""
+    hammer = Hammer(f"bolt://127.0.0.1:{cfg.port}", password)
+    hammer.start()
+    try:
+        st = launcher.start(cfg, password, strict_http=True)
+    finally:
+        hammer.join(timeout=60)
+        hammer.halt.set()
+    return st, hammer
+
+
+def _assert_never_unauthorised(hammer: Hammer) -> None:
+    assert not hammer.problems(), f"a client saw errors while Neo4j started: {hammer.problems()[:5]}"
+    assert "ok" in hammer.outcomes
+    first_ok = hammer.outcomes.index("ok")
+    assert "refused" not in hammer.outcomes[first_ok:], "Bolt went away again after the first success"
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    """One launcher for the HTTP/APOC tests, started on an empty data dir while a client hammers Bolt."""
+    bolt, http = _two_free_ports()
+    cfg = LauncherConfig(
+        port=bolt, http_port=http, data_dir=str(tmp_path_factory.mktemp("n4j")), heap="512m", page_cache="64m"
+    )
+    st, hammer = _start_hammered(cfg, PASSWORD)
+    try:
+        yield cfg, st, hammer
+    finally:
+        launcher.stop(cfg)
+
+
+@pytest.mark.neo4j
+def test_bolt_listens_only_once_the_password_is_set(running):
+    _, _, hammer = running
+    _assert_never_unauthorised(hammer)
+
+
+@pytest.mark.neo4j
+def test_browser_is_served_and_discovery_names_the_bolt_uri(running):
+    cfg, st, _ = running
+    assert st.browser_url == f"http://127.0.0.1:{cfg.http_port}/browser/"
+    with urllib.request.urlopen(st.browser_url, timeout=30) as resp:
+        assert resp.status == 200
+        html = resp.read().decode("utf-8", "replace")
+    assert "<title>Neo4j Browser</title>" in html
+    req = urllib.request.Request(f"http://127.0.0.1:{cfg.http_port}/", headers={"Accept": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        discovery = json.loads(resp.read())
+    assert discovery["bolt_direct"] == st.uri == f"bolt://127.0.0.1:{cfg.port}"
+    assert discovery["neo4j_version"].startswith("5.26")
+    # both connectors on loopback only
+    assert _listen_addresses(cfg.port) == {"127.0.0.1"}
+    assert _listen_addresses(cfg.http_port) == {"127.0.0.1"}
+
+
+@pytest.mark.neo4j
+def test_http_api_has_the_same_auth_as_bolt(running):
+    cfg, _, _ = running
+    body = json.dumps({"statements": [{"statement": "RETURN 1 AS one"}]}).encode()
+
+    def post(password: str) -> int:
+        req = urllib.request.Request(f"http://127.0.0.1:{cfg.http_port}/db/neo4j/tx/commit", data=body)
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Authorization", "Basic " + base64.b64encode(f"neo4j:{password}".encode()).decode())
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    assert post(PASSWORD) == 200
+    assert post("not-the-password") == 401
+
+
+@pytest.mark.neo4j
+def test_apoc_core_and_the_builtin_procedures(running):
+    from neo4j import GraphDatabase
+
+    _, st, _ = running
+    with GraphDatabase.driver(st.uri, auth=("neo4j", PASSWORD)) as driver:
+
+        def q(cypher: str, **params):
+            return driver.execute_query(cypher, params).records
+
+        assert q("RETURN apoc.version() AS v")[0]["v"].startswith("5.26")
+        q("CREATE (:LT {name: 'a alpha', e: [1.0, 0.0, 0.0]}), (:LT {name: 'b beta', e: [0.0, 1.0, 0.0]})")
+        merge = (
+            "MATCH (a:LT {name: 'a alpha'}), (b:LT {name: 'b beta'}) "
+            "CALL apoc.merge.relationship(a, 'LINKS', {key: 1}, {created: true}, b, {seen: true}) YIELD rel "
+            "RETURN type(rel) AS t, rel.key AS key"
+        )
+        assert [(r["t"], r["key"]) for r in q(merge)] == [("LINKS", 1)]
+        q(merge)  # merging again finds the same relationship
+        assert q("MATCH (:LT)-[r:LINKS]->(:LT) RETURN count(r) AS n")[0]["n"] == 1
+        # built-ins stay callable next to APOC (no allowlist hides them)
+        assert q("CALL dbms.components() YIELD name RETURN name")[0]["name"] == "Neo4j Kernel"
+        q(
+            "CREATE VECTOR INDEX lt_vec IF NOT EXISTS FOR (n:LT) ON n.e OPTIONS {indexConfig: "
+            "{`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}"
+        )
+        q("CREATE FULLTEXT INDEX lt_ft IF NOT EXISTS FOR (n:LT) ON EACH [n.name]")
+        q("CALL db.awaitIndexes(300)")
+        vec = q("CALL db.index.vector.queryNodes('lt_vec', 1, [1.0, 0.1, 0.0]) YIELD node RETURN node.name AS n")
+        assert [r["n"] for r in vec] == ["a alpha"]
+        ft = q("CALL db.index.fulltext.queryNodes('lt_ft', 'beta') YIELD node RETURN node.name AS n")
+        assert [r["n"] for r in ft] == ["b beta"]
+
+
+@pytest.mark.neo4j
+def test_cli_status_shows_the_browser_url(running, tmp_path):
+    cfg, st, _ = running
+    args = [sys.executable, "-m", "driftgraph", "neo4j", "status", "--data-dir", cfg.data_dir, "--port", str(cfg.port)]
+    res = subprocess.run([*args, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["running"] is True and data["uri"] == st.uri
+    assert data["browser_url"] == f"http://127.0.0.1:{cfg.http_port}/browser/"
+    res = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and data["browser_url"] in res.stdout
+
+
 @pytest.mark.neo4j
 def test_start_status_stop_with_password(tmp_path):
     from neo4j import GraphDatabase
 
-    cfg = LauncherConfig(port=_free_port(), data_dir=str(tmp_path / "n4j"), heap="512m", page_cache="64m")
-    st = launcher.start(cfg, "launcher-test-pw")
+    bolt, http = _two_free_ports()
+    cfg = LauncherConfig(port=bolt, http_port=http, data_dir=str(tmp_path / "n4j"), heap="512m", page_cache="64m")
+    with socket.socket() as busy:
+        # The HTTP port is taken (say 7474 by another launcher): asked for explicitly, that is an error...
+        busy.bind(("127.0.0.1", http))
+        busy.listen()
+        with pytest.raises(launcher.LauncherError, match=f"HTTP port {http}.*in use"):
+            launcher.start(cfg, PASSWORD, strict_http=True)
+        # ...from the configuration, the launcher starts with the Browser off and says so.
+        st = launcher.start(cfg, PASSWORD)
     try:
         assert st.running and st.pid
-        assert launcher.status(cfg).running
-        with GraphDatabase.driver(st.uri, auth=("neo4j", "launcher-test-pw")) as driver:
+        assert st.browser_url is None and st.warning and f"HTTP port {http}" in st.warning
+        assert launcher.status(cfg).running and launcher.status(cfg).browser_url is None
+        with GraphDatabase.driver(st.uri, auth=("neo4j", PASSWORD)) as driver:
             driver.verify_connectivity()
             assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
         with (
@@ -35,18 +241,35 @@ def test_start_status_stop_with_password(tmp_path):
         ):
             driver.verify_connectivity()
         # Bolt listens on loopback only.
-        assert "127.0.0.1" in st.uri
+        assert _listen_addresses(cfg.port) == {"127.0.0.1"}
     finally:
         assert launcher.stop(cfg) is True
     assert not launcher.status(cfg).running
     assert launcher.stop(cfg) is False
-    # A restart on the same data dir with the same password keeps the data and the password.
-    st = launcher.start(cfg, "launcher-test-pw")
+    # A restart on the same data dir with the same password keeps the data and the password, and a client
+    # connecting meanwhile again never sees an authentication failure. The HTTP port is free now.
+    st, hammer = _start_hammered(cfg, PASSWORD)
     try:
-        with GraphDatabase.driver(st.uri, auth=("neo4j", "launcher-test-pw")) as driver:
-            driver.verify_connectivity()
+        _assert_never_unauthorised(hammer)
+        assert st.browser_url == f"http://127.0.0.1:{http}/browser/" and st.warning is None
+        assert launcher.status(cfg).browser_url == st.browser_url
     finally:
         assert launcher.stop(cfg) is True
+
+
+def test_parse_ready_line():
+    assert launcher.parse_ready("READY bolt://127.0.0.1:7791 http://127.0.0.1:7492 auth=true") == (
+        "bolt://127.0.0.1:7791",
+        "http://127.0.0.1:7492",
+        True,
+    )
+    assert launcher.parse_ready("READY bolt://127.0.0.1:7791 http=off auth=false") == (
+        "bolt://127.0.0.1:7791",
+        None,
+        False,
+    )
+    # the launcher of before (Bolt only) still parses
+    assert launcher.parse_ready("READY bolt://127.0.0.1:7687 auth=true") == ("bolt://127.0.0.1:7687", None, True)
 
 
 def test_missing_java_names_it_and_points_at_docker(tmp_path):
@@ -60,6 +283,8 @@ def test_missing_java_names_it_and_points_at_docker(tmp_path):
             "start",
             "--port",
             str(_free_port()),
+            "--http-port",
+            "0",
             "--data-dir",
             str(tmp_path / "d"),
         ],

@@ -14,29 +14,47 @@ neo4j_app = typer.Typer(no_args_is_help=True, help="Run the embedded Neo4j launc
 app.add_typer(neo4j_app, name="neo4j")
 
 
-def _launcher_cfg(port: int | None, data_dir: Path | None) -> Any:
+def _launcher_cfg(port: int | None, data_dir: Path | None, http_port: int | None = None) -> Any:
     cfg = load()
     updates: dict[str, Any] = {}
     if port is not None:
         updates["port"] = port
+    if http_port is not None:
+        updates["http_port"] = http_port
     if data_dir is not None:
         updates["data_dir"] = str(data_dir)
     return cfg, cfg.neo4j.launcher.model_copy(update=updates)
 
 
-PortOpt = Annotated[int | None, typer.Option("--port", help="Bolt port on 127.0.0.1.")]
+PortOpt = Annotated[int | None, typer.Option("--port", min=1, max=65535, help="Bolt port on 127.0.0.1.")]
+HttpPortOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--http-port",
+        min=0,
+        max=65535,
+        help="HTTP port on 127.0.0.1 for Neo4j Browser (default: neo4j.launcher.http_port, 7474); 0: no HTTP.",
+    ),
+]
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Where the database files live.")]
 
 
+def _describe(st: Any) -> str:
+    browser = f", Browser {st.browser_url}" if st.browser_url else ", Browser off"
+    return f"{st.uri} (pid {st.pid}{browser}, data {st.data_dir}, log {st.log})"
+
+
 @neo4j_app.command("start")
-def neo4j_start(port: PortOpt = None, data_dir: DataDirOpt = None) -> None:
-    """Build the launcher (once), start Neo4j in the background, wait for Bolt."""
+def neo4j_start(port: PortOpt = None, http_port: HttpPortOpt = None, data_dir: DataDirOpt = None) -> None:
+    """Build the launcher (once), start Neo4j in the background, wait for Bolt and Browser."""
     from driftgraph import launcher
 
-    cfg, lcfg = _launcher_cfg(port, data_dir)
+    cfg, lcfg = _launcher_cfg(port, data_dir, http_port)
     with console().status("starting Neo4j (the first start builds the launcher with Maven)..."):
-        st = launcher.start(lcfg, cfg.neo4j.password)
-    typer.echo(f"Neo4j running: {st.uri} (pid {st.pid}, data {st.data_dir}, log {st.log})")
+        st = launcher.start(lcfg, cfg.neo4j.password, strict_http=http_port is not None)
+    if st.warning:
+        typer.echo(f"warning: {st.warning}", err=True)
+    typer.echo(f"Neo4j running: {_describe(st)}")
 
 
 @neo4j_app.command("stop")
@@ -60,6 +78,6 @@ def neo4j_status(port: PortOpt = None, data_dir: DataDirOpt = None, as_json: Jso
     if as_json:
         print_json(asdict(st))
     else:
-        typer.echo(f"running: {st.uri} (pid {st.pid})" if st.running else f"not running ({st.data_dir})")
+        typer.echo(f"running: {_describe(st)}" if st.running else f"not running ({st.data_dir})")
     if not st.running:
         raise typer.Exit(3)

@@ -3,9 +3,11 @@ package io.driftgraph.launcher;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
@@ -16,14 +18,20 @@ import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.server.configuration.ServerSettings;
 
 /**
- * Runs Neo4j Community embedded with a Bolt connector bound to the loopback interface only.
+ * Runs Neo4j Community embedded with a Bolt connector and an HTTP connector (Neo4j Browser, discovery,
+ * HTTP API) bound to the loopback interface only, with APOC core.
  *
- * <p>Prints exactly one line starting with {@code READY} once Bolt accepts connections, shuts the
- * database down cleanly on SIGTERM, and exits non-zero with a one-line reason on failure.
+ * <p>Prints exactly one line {@code READY bolt://127.0.0.1:P http://127.0.0.1:H auth=true} ({@code http=off}
+ * in place of the URL with {@code --http-port 0}) once both accept connections, shuts the database down
+ * cleanly on SIGTERM, and exits non-zero with a one-line reason on failure. The password is set before
+ * either connector listens (see {@link InitialPasswordExtension}).
  */
 public final class Launcher {
+    static final String LOOPBACK = "127.0.0.1";
+
     private Launcher() {}
 
     public static void main(String[] args) {
@@ -49,12 +57,17 @@ public final class Launcher {
             stopped.countDown();
         }, "driftgraph-launcher-shutdown"));
         try {
-            waitForBolt(options.port, Duration.ofSeconds(60));
+            waitForPort(options.port, Duration.ofSeconds(60));
+            if (options.httpPort > 0) {
+                waitForPort(options.httpPort, Duration.ofSeconds(60));
+            }
         } catch (IOException e) {
-            System.err.println("driftgraph-launcher: Bolt did not accept connections: " + e.getMessage());
+            System.err.println("driftgraph-launcher: Bolt/HTTP did not accept connections: " + e.getMessage());
             System.exit(1);
         }
-        System.out.println("READY bolt://127.0.0.1:" + options.port + " auth=" + (options.password != null));
+        String httpUrl = options.httpPort > 0 ? "http://" + LOOPBACK + ":" + options.httpPort : "http=off";
+        System.out.println("READY bolt://" + LOOPBACK + ":" + options.port + " " + httpUrl
+                + " auth=" + (options.password != null));
         System.out.flush();
         try {
             stopped.await();
@@ -65,39 +78,52 @@ public final class Launcher {
 
     private static DatabaseManagementService start(Options options) {
         Path home = options.dataDir.toAbsolutePath();
-        DatabaseManagementService service = new DatabaseManagementServiceBuilder(home)
+        boolean http = options.httpPort > 0;
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(home)
                 .setConfig(BoltConnector.enabled, true)
-                .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", options.port))
-                .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", options.port))
-                .setConfig(HttpConnector.enabled, false)
+                .setConfig(BoltConnector.listen_address, new SocketAddress(LOOPBACK, options.port))
+                .setConfig(BoltConnector.advertised_address, new SocketAddress(LOOPBACK, options.port))
+                .setConfig(HttpConnector.enabled, http)
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, options.password != null)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.parse(options.pageCache))
                 .setConfig(GraphDatabaseSettings.tx_state_max_off_heap_memory, ByteUnit.parse("256m"))
-                .build();
-        if (options.password != null) {
-            // Embedded code runs with full rights: set the neo4j user's password, no change required.
-            try {
-                service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                        "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                        Map.of("password", options.password));
-            } catch (RuntimeException e) {
-                // A restart on an existing data dir with the same password: nothing to change.
-                if (!rootMessage(e).contains("Old password and new password cannot be the same")) {
-                    service.shutdown();
-                    throw e;
-                }
-            }
+                // A local tool on a machine that may have no network: no usage reports, no Browser telemetry.
+                .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                .setConfig(ServerSettings.allow_telemetry, false)
+                // APOC core: its procedures load from the plugins dir; only apoc.* gets unrestricted access.
+                // No allowlist: the default (*) keeps every built-in db.* / dbms.* procedure.
+                .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"));
+        if (http) {
+            builder.setConfig(HttpConnector.listen_address, new SocketAddress(LOOPBACK, options.httpPort))
+                    .setConfig(HttpConnector.advertised_address, new SocketAddress(LOOPBACK, options.httpPort));
         }
-        return service;
+        Path plugins = options.pluginsDir != null ? options.pluginsDir : defaultPluginsDir();
+        if (plugins != null) {
+            builder.setConfig(GraphDatabaseSettings.plugin_dir, plugins.toAbsolutePath());
+        }
+        // The password is set by InitialPasswordExtension while the DBMS starts, before Bolt listens.
+        InitialPasswordExtension.password = options.password;
+        return builder.build();
     }
 
-    private static void waitForBolt(int port, Duration timeout) throws IOException {
+    /** {@code plugins/} next to the launcher jar (target/plugins, filled by mvn package), if it exists. */
+    private static Path defaultPluginsDir() {
+        try {
+            Path jar = Path.of(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path dir = jar.getParent().resolve("plugins");
+            return Files.isDirectory(dir) ? dir : null;
+        } catch (URISyntaxException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static void waitForPort(int port, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         IOException last = null;
         while (System.nanoTime() < deadline) {
             try (Socket socket = new Socket()) {
-                socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+                socket.connect(new InetSocketAddress(LOOPBACK, port), 1000);
                 return;
             } catch (IOException e) {
                 last = e;
@@ -112,7 +138,7 @@ public final class Launcher {
         throw last != null ? last : new IOException("timeout");
     }
 
-    private static String rootMessage(Throwable e) {
+    static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null && t.getCause() != t) {
             t = t.getCause();
@@ -123,6 +149,8 @@ public final class Launcher {
     /** Command-line options; the password comes from NEO4J_PASSWORD so it never shows in ps. */
     static final class Options {
         int port = 7687;
+        int httpPort = 7474;
+        Path pluginsDir;
         Path dataDir = Path.of("neo4j-data");
         String pageCache = "128m";
         String password = System.getenv("NEO4J_PASSWORD");
@@ -136,12 +164,17 @@ public final class Launcher {
                 }
                 String v = args[++i];
                 switch (a) {
-                    case "--port" -> o.port = Integer.parseInt(v);
+                    case "--port" -> o.port = port(a, v, false);
+                    case "--http-port" -> o.httpPort = port(a, v, true);
                     case "--data-dir" -> o.dataDir = Path.of(v);
+                    case "--plugins-dir" -> o.pluginsDir = Path.of(v);
                     case "--page-cache" -> o.pageCache = v;
                     default -> throw new IllegalArgumentException("unknown option " + a
-                            + " (allowed: --port, --data-dir, --page-cache)");
+                            + " (allowed: --port, --http-port, --data-dir, --plugins-dir, --page-cache)");
                 }
+            }
+            if (o.httpPort == o.port) {
+                throw new IllegalArgumentException("--http-port must differ from --port (" + o.port + ")");
             }
             if (o.password != null && o.password.isEmpty()) {
                 o.password = null;
@@ -150,6 +183,20 @@ public final class Launcher {
                 throw new IllegalArgumentException("NEO4J_PASSWORD must have at least 8 characters (Neo4j's minimum)");
             }
             return o;
+        }
+
+        private static int port(String option, String value, boolean zeroAllowed) {
+            int p;
+            try {
+                p = Integer.parseInt(value);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(option + " must be a number, got '" + value + "'");
+            }
+            if (p < (zeroAllowed ? 0 : 1) || p > 65535) {
+                throw new IllegalArgumentException(option + " must be in " + (zeroAllowed ? "0" : "1")
+                        + "..65535" + (zeroAllowed ? " (0 turns it off)" : "") + ", got " + p);
+            }
+            return p;
         }
     }
 }
