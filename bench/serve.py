@@ -151,7 +151,7 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    results: dict[str, Any] = {"in_process": {}, "http": {}}
+    results: dict[str, Any] = {"in_process": {}, "http": {}, "http_floor_c1": None}
 
     with open_engine(cfg) as eng:
 
@@ -167,13 +167,21 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
     proc = _start_server(workdir, uri, password, port)
     url = f"http://127.0.0.1:{port}/v1/query/local"
     try:
-        with httpx.Client(timeout=120, limits=httpx.Limits(max_connections=max(levels))) as client:
+        # the client waits longer than serve.request_timeout_s, so a slow question shows as the server's 504
+        with httpx.Client(timeout=330, limits=httpx.Limits(max_connections=max(levels))) as client:
 
             def over_http(q: str) -> None:
                 res = client.post(url, json={"question": q, "context_only": True})
                 if res.status_code != 200:
                     raise RuntimeError(f"HTTP {res.status_code}: {res.text[:200]}")
 
+            def floor(_: str) -> None:  # the HTTP round trip alone: auth guard, routing, JSON, no engine
+                res = client.get(f"http://127.0.0.1:{port}/v1/models")
+                if res.status_code != 200:
+                    raise RuntimeError(f"HTTP {res.status_code}")
+
+            results["http_floor_c1"] = _load(floor, questions, 200, 1)
+            _log(f"http floor  c=1  p50 {results['http_floor_c1']['p50_ms']:.2f} ms (GET /v1/models)")
             _load(over_http, questions, warmup, 1)
             for c in levels:
                 results["http"][str(c)] = r = _load(over_http, questions, n, c)
@@ -184,6 +192,7 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
             proc.wait(60)
         except subprocess.TimeoutExpired:
             proc.kill()
+    results["load"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     one = str(levels[0])
     overhead = results["http"][one]["p50_ms"] - results["in_process"][one]["p50_ms"]
     return {
@@ -210,7 +219,11 @@ def table(res: dict[str, Any]) -> str:
             f"{a['rps']:.1f} | {b['rps']:.1f} | {b['errors']} |"
         )
     if res.get("overhead_p50_ms_at_c1") is not None:
-        lines += ["", f"HTTP overhead at concurrency 1: {res['overhead_p50_ms_at_c1']:+.1f} ms p50"]
+        lines += ["", f"HTTP minus in-process at concurrency 1: {res['overhead_p50_ms_at_c1']:+.1f} ms p50"]
+    if res.get("http_floor_c1"):
+        f = res["http_floor_c1"]
+        lines += [f"HTTP round trip alone (GET /v1/models, c=1): {f['p50_ms']:.2f} ms p50, {f['p95_ms']:.2f} ms p95"]
+    lines += ["", f"machine load average during the run: {res.get('load', '?')}"]
     return "\n".join(lines)
 
 

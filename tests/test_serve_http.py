@@ -181,6 +181,8 @@ def test_malformed_json_oversized_body_and_unknown_route(server):
     assert res.status_code == 400 and res.json()["error"]["code"] == "body"
     res = httpx.post(f"{server.url}/v1/query/local", json={"question": "x" * 5000})
     assert res.status_code == 413 and "max_body_bytes" in res.json()["error"]["message"]
+    res = httpx.get(f"{server.url}/v1/retrievals", params={"limit": 0})
+    assert res.status_code == 400 and res.json()["error"]["code"] == "limit"
     res = httpx.post(f"{server.url}/v1/query/sideways", json={"question": QUESTION})
     assert res.status_code == 404 and "error" in res.json()
 

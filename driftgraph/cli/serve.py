@@ -37,8 +37,9 @@ def serve(
             host=cfg.serve.host,
             port=cfg.serve.port,
             log_level="info",
-            timeout_graceful_shutdown=int(cfg.serve.shutdown_grace_s) or None,
+            timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
             lifespan="on",
+            timeout_keep_alive=30,  # uvicorn's 5 s races clients that reuse an idle connection (resets)
         )
     )
     server.run()

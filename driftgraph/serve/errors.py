@@ -65,8 +65,9 @@ def from_exception(err: BaseException) -> ApiError:
     upstream = _openai_failure(err)
     if upstream is not None:
         return upstream
-    if isinstance(err, StoreError):
-        return ApiError(503, str(err), "store_unavailable", "neo4j")
+    if isinstance(err, StoreError) or _driver_failure(err):
+        message = str(err) if isinstance(err, StoreError) else f"Neo4j failed ({type(err).__name__}): {err}"[:500]
+        return ApiError(503, message, "store_unavailable", "neo4j")
     if isinstance(err, NoReportsError):
         return ApiError(409, str(err), "no_reports", "index")
     if isinstance(err, DriftgraphError):
@@ -89,12 +90,22 @@ def _openai_failure(err: BaseException) -> ApiError | None:
     return None
 
 
-def validation_error(errors: list[Any], prefix: tuple[str, ...] = ("body",)) -> ApiError:
+def _driver_failure(err: BaseException) -> bool:
+    """A Neo4j driver error the store did not wrap (e.g. a transaction lost to a deadlock): the database's
+    side, transient, so 503 like Neo4j being down rather than a 500."""
+    try:
+        from neo4j.exceptions import DriverError, Neo4jError
+    except ImportError:  # pragma: no cover - the driver is a dependency
+        return False
+    return isinstance(err, DriverError | Neo4jError)
+
+
+def validation_error(errors: list[Any], prefix: tuple[str, ...] = ("body", "query", "path", "header")) -> ApiError:
     """Pydantic's first complaint as a 400 whose ``code`` is the dotted field path (``budget``, ``history.0.role``)."""
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     loc = [str(p) for p in first.get("loc", ())]
-    if loc[: len(prefix)] == list(prefix):
-        loc = loc[len(prefix) :]
+    if loc[:1] and loc[0] in prefix:  # where FastAPI found it: body, query, path
+        loc = loc[1:]
     field = ".".join(loc) or None
     msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
     if first.get("type") == "extra_forbidden":
