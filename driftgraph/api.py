@@ -166,9 +166,16 @@ class Engine:
         """Refuse to query a database built with another embedder or dimension."""
         self.runtime.check_schema()
 
-    def index(self, path: str | Path, *, reset: bool = False, progress: bool = False) -> dict[str, Any]:
+    def index(
+        self, path: str | Path, *, reset: bool = False, progress: bool = False, batch: bool = False
+    ) -> dict[str, Any]:
         """Build or update the index from the documents under ``path`` (README "Indexing documents");
-        ``reset`` empties the database first (needed over an imported index). Returns the summary."""
+        ``reset`` empties the database first (needed over an imported index); ``batch`` sends every chat
+        call through the provider's Batch API (README "Batch API"). Returns the summary."""
+        if batch:
+            from driftgraph.index.batch import index_with_batches
+
+            return index_with_batches(self.runtime, path, reset=reset, progress=progress)
         from driftgraph.index.pipeline import run_index
 
         return run_index(self.runtime, path, reset=reset, progress=progress)

@@ -129,6 +129,10 @@ class IndexConfig(_Section):
     estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")
     estimate_relationships_per_chunk: float = Field(10.0, ge=0, description="--estimate before extraction")
     estimate_summarized_share: float = Field(0.1, ge=0, le=1, description="share of descriptions summarised")
+    batch_completion_window: str = Field("24h", description="--batch: the Batch API's completion_window")
+    batch_poll_initial_s: float = Field(2.0, gt=0, description="--batch: first wait between polls (doubles)")
+    batch_poll_max_s: float = Field(60.0, gt=0, description="--batch: longest wait between polls")
+    batch_timeout_s: float = Field(86_400.0, gt=0, description="--batch: give up polling (a re-run resumes)")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IndexConfig:

@@ -21,6 +21,9 @@ def index(
         bool, typer.Option("--estimate", help="Print calls, tokens and price per stage; make no chat call.")
     ] = False,
     confirm: Annotated[bool, typer.Option("--confirm", help="Show the estimate first and ask before running.")] = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="All chat calls through the Batch API (half price, slower); resumable.")
+    ] = False,
 ) -> None:
     """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
     if config is not None:
@@ -36,7 +39,7 @@ def index(
                 return
             if not typer.confirm("Run the index?", default=False, err=True):
                 raise typer.Exit(1)
-        summary = eng.index(directory, reset=reset, progress=True)
+        summary = eng.index(directory, reset=reset, progress=True, batch=batch)
     if as_json:
         print_json(summary)
     else:

@@ -77,8 +77,16 @@ class _Progress:
             step()
 
 
-def run_index(rt: Runtime, path: str | Path, *, reset: bool = False, progress: bool = True) -> dict[str, Any]:
-    """Index ``path`` into the database; returns the JSON summary."""
+def run_index(
+    rt: Runtime,
+    path: str | Path,
+    *,
+    reset: bool = False,
+    progress: bool = True,
+    chat: ChatClient | None = None,
+) -> dict[str, Any]:
+    """Index ``path`` into the database; returns the JSON summary. ``chat`` replaces the endpoint client
+    (``index --batch`` hands one that only reads the cache its batches filled)."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {}
     start_all = time.perf_counter()
@@ -105,7 +113,10 @@ def run_index(rt: Runtime, path: str | Path, *, reset: bool = False, progress: b
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
         bars.done("chunk", len(chunks))
-        chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
+        if chat is None:
+            chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
+        else:
+            chat.ledger = ledger
         with stage("schema"):
             _refuse_adopted(store)
             if reset:
