@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config, load_config
-from driftgraph.errors import LLMError, RequestError
+from driftgraph.errors import LLMError, RequestError, StoreError
 from driftgraph.query.history import load_history
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
 from driftgraph.runtime import Runtime
@@ -81,6 +81,14 @@ class Engine:
 
             store_failed(rt, request, err)
             raise
+        except StoreError as err:  # "no such index": tell a populating index from a missing one
+            from driftgraph.store.online import explain_index_error
+            from driftgraph.store.schema import FULLTEXT_INDEXES, VECTOR_INDEXES
+
+            better = explain_index_error(rt.store, err, (*VECTOR_INDEXES, *FULLTEXT_INDEXES))
+            if better is err:
+                raise
+            raise better from err
 
     def _dispatch(
         self, rt: Runtime, request: QueryRequest, on_token: TokenSink | None, on_event: EventSink | None
@@ -180,11 +188,12 @@ class Engine:
 
         return run_index(self.runtime, path, reset=reset, progress=progress)
 
-    def estimate_index(self, path: str | Path) -> dict[str, Any]:
-        """Calls, tokens and price per stage of indexing ``path``, with no chat call (``index --estimate``)."""
+    def estimate_index(self, path: str | Path, *, batch: bool = False) -> dict[str, Any]:
+        """Calls, tokens and price per stage of indexing ``path``, with no chat call (``index --estimate``);
+        ``batch`` prices it at the Batch API's rate."""
         from driftgraph.index.estimate import estimate_index
 
-        return estimate_index(self.config, path)
+        return estimate_index(self.config, path, batch=batch)
 
     def import_graphrag(
         self,

@@ -224,7 +224,7 @@ def test_cli_global_and_basic_print_the_shared_envelope(dulce, fake_llm, tmp_pat
     assert res.returncode == 1 and "question is empty" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_unreadable_ratings_keep_their_reports(dulce, fake_llm):
+def test_unreadable_ratings_are_not_taken_as_relevant(dulce, fake_llm):
     def no_ratings(request: dict) -> str:
         return "no idea" if schema_name(request) == "report_ratings" else responder(request)
 
@@ -233,7 +233,7 @@ def test_unreadable_ratings_keep_their_reports(dulce, fake_llm):
     with open_engine(cfg) as eng:
         res = eng.query_global(QUESTION, dynamic=True)
     sel = res.trace.to_dict()["selection"]
-    assert sel["rate_malformed"] == sel["rate_batches"] == sel["rate_calls"] == 2  # roots, then root 0's children
+    assert sel["rate_malformed"] == sel["rate_batches"] == sel["rate_calls"] == 1  # the roots; no descent
     rated = [r for r in res.trace.to_dict()["reports"] if r["stage"] != "listed"]
-    assert all(r["rating"] is None and r["reason"] != "low_rating" for r in rated)
-    assert sel["selected"] == 9 and res.stop_reason == "answered"
+    assert rated and all(r["rating"] is None and r["reason"] == "rating_malformed" for r in rated)
+    assert sel["selected"] == 0 and res.stop_reason == "no_relevant_points" and not _calls(fake_llm, "key_points")

@@ -186,9 +186,11 @@ def test_empty_titles_and_dangling_endpoints_are_counted_and_skipped(neo4j_cfg, 
     summary = _import(neo4j_cfg, fx.write(tmp_path / "idx", data))
     assert summary["warnings"]["entities_without_title"] == 2
     assert summary["warnings"]["relationships_unknown_endpoint"] == 3  # r2 (ENGINES), r3 (CY), r9 (NOBODY)
-    assert summary["counts"]["__Entity__"] == 2 and summary["relationships"] == 1
+    # nothing is lost: each unknown endpoint is kept as a flagged placeholder entity (not counted as an entity)
+    assert summary["counts"]["__Entity__"] == 2 and summary["relationships"] == 4
+    assert len(summary["placeholder_entities"]) == 3 and "NOBODY" in summary["placeholder_entities"]
     rels = summary["tables"]["relationships"]
-    assert (rels["file"], rels["rows"], rels["written"], rels["skipped"]) == ("relationships.parquet", 4, 1, 3)
+    assert (rels["file"], rels["rows"], rels["written"], rels["skipped"]) == ("relationships.parquet", 4, 4, 0)
     assert "NOBODY" in " ".join(summary["warning_examples"]["relationships_unknown_endpoint"])
 
 
@@ -201,7 +203,8 @@ def test_missing_parent_community_is_a_warning(neo4j_cfg, store, tmp_path):
     assert _q(store, "MATCH ()-[p:PARENT]->() RETURN count(p) AS n")[0]["n"] == 0
 
 
-def test_precomputed_embeddings_used_when_dimension_matches(neo4j_cfg, store, tmp_path):
+def test_precomputed_embeddings_of_another_model_are_not_used(neo4j_cfg, store, tmp_path):
+    """A matching dimension is not enough (tests/test_import_provenance.py: the embedder's own vectors are used)."""
     path = fx.write(tmp_path / "idx")
     vec = [1.0] + [0.0] * 383
     fx.write_table(
@@ -211,12 +214,13 @@ def test_precomputed_embeddings_used_when_dimension_matches(neo4j_cfg, store, tm
     fx.write_table(path / "embeddings.community_full_content.parquet", [{"id": "rep0", "embedding": [0.5] * 8}])
     summary = _import(neo4j_cfg, path, embed=True)
     emb = summary["embedded"]
-    assert emb["entity"] == {"precomputed": 4, "note": emb["entity"]["note"], "embedded": 0}
+    assert emb["entity"] == {"precomputed": 0, "note": emb["entity"]["note"], "embedded": 4}
+    assert "are not" in emb["entity"]["note"] and "re-embedded" in emb["entity"]["note"]
     assert emb["chunk"]["embedded"] == 3 and emb["community"]["embedded"] == 3
     assert "8-d" in emb["community"]["note"] and "re-embedded" in emb["community"]["note"]
-    assert summary["warnings"] == {"embeddings_wrong_dimension": 1}
+    assert summary["warnings"] == {"embeddings_wrong_dimension": 1, "embeddings_other_model": 1}
     stored = _q(store, "MATCH (e:__Entity__ {id: 'e3'}) RETURN e.embedding[0] AS x, size(e.embedding) AS n")
-    assert stored == [{"x": 1.0, "n": 384}]
+    assert stored[0]["n"] == 384 and stored[0]["x"] != 1.0
     again = _import(neo4j_cfg, path, embed=True)  # nothing left to embed: a no-op for the embedder
     assert [again["embedded"][k]["embedded"] for k in ("entity", "chunk", "community")] == [0, 0, 0]
 
@@ -254,13 +258,16 @@ def test_operation_dulce_import_embeddings_and_noop_reimport(neo4j_cfg, store, s
     dulce = shared_data / "operation-dulce"
     summary = _import(neo4j_cfg, dulce, embed=True)
     assert summary["counts"] == DULCE_COUNTS
-    # two relationships of the real index name entities that its entities table does not hold
-    assert summary["relationships"] == 105 and summary["warnings"]["relationships_unknown_endpoint"] == 2
+    # two relationships of the real index name entities that its entities table does not hold: kept, with
+    # placeholder entities (flagged, counted apart)
+    assert summary["relationships"] == 107 and summary["warnings"]["relationships_unknown_endpoint"] == 2
+    assert len(summary["placeholder_entities"]) == 2
     assert summary["warnings"]["documents_unknown_text_units"] == 1
-    ids = {r["id"] for r in _q(store, "MATCH (e:__Entity__) RETURN e.id AS id")}
+    ids = {r["id"] for r in _q(store, "MATCH (e:__Entity__) WHERE e.placeholder IS NULL RETURN e.id AS id")}
     assert ids == set(pq.read_table(dulce / "entities.parquet", columns=["id"]).column(0).to_pylist())
+    assert _q(store, "MATCH (e:__Entity__ {placeholder: true}) RETURN count(e) AS n")[0]["n"] == 2
     emb = summary["embedded"]
-    assert (emb["entity"]["embedded"], emb["chunk"]["embedded"], emb["community"]["embedded"]) == (39, 5, 10)
+    assert (emb["entity"]["embedded"], emb["chunk"]["embedded"], emb["community"]["embedded"]) == (41, 5, 10)
     assert "3072-d" in emb["community"]["note"] and "384-d" in emb["community"]["note"]
     indexes = describe_indexes(store)
     assert {n: indexes[n]["dimensions"] for n in ("entity_embedding", "chunk_embedding", "community_embedding")} == {
@@ -281,7 +288,7 @@ def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
     out = tmp_path / "export"
     with open_engine(neo4j_cfg) as eng:
         result = eng.export_graphrag(out)
-    assert result["rows"]["entities"] == 39 and result["rows"]["relationships"] == 105
+    assert result["rows"]["entities"] == 39 and result["rows"]["relationships"] == 107  # all that came in
 
     def load(folder: Path, name: str) -> dict[str, dict]:
         return {r["id"]: r for r in pq.read_table(folder / f"{name}.parquet").to_pylist()}
@@ -318,10 +325,7 @@ def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
     }
     for name, fields in text_fields.items():
         original, exported = load(dulce, name), load(out, name)
-        if name == "relationships":  # the two dangling ones are not in the graph
-            original = {k: v for k, v in original.items() if k in exported}
-            assert len(original) == 105
-        assert exported.keys() == original.keys(), name
+        assert exported.keys() == original.keys(), name  # every id of every table, the dangling two too
         for key, row in original.items():
             for f in fields:
                 assert exported[key][f] == row[f], (name, key, f)
@@ -340,5 +344,5 @@ def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
     assert next(iter(load(out, "documents").values()))["text_unit_ids"] == [c["id"] for c in chunks]
     # and the exported folder imports again, unchanged
     summary = _import(neo4j_cfg, out, reset=True)
-    assert summary["counts"] == DULCE_COUNTS and summary["relationships"] == 105
+    assert summary["counts"] == DULCE_COUNTS and summary["relationships"] == 107
     assert pa.types.is_list(pq.read_schema(out / "community_reports.parquet").field("findings").type)

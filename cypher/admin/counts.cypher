@@ -1,6 +1,6 @@
 CALL () { MATCH (n:Document) RETURN count(n) AS documents }
 CALL () { MATCH (n:Chunk) RETURN count(n) AS chunks }
-CALL () { MATCH (n:__Entity__) RETURN count(n) AS entities }
+CALL () { MATCH (n:__Entity__) WHERE NOT coalesce(n.placeholder, false) RETURN count(n) AS entities }
 CALL () { MATCH (n:__Community__) RETURN count(n) AS communities }
 CALL () { MATCH (n:Claim) RETURN count(n) AS claims }
 CALL () { MATCH ()-[r:RELATED]->() RETURN count(r) AS relationships }

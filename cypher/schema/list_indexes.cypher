@@ -1,3 +1,3 @@
-SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state, options
-RETURN name, type, labelsOrTypes, properties, state,
+SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state, populationPercent, options
+RETURN name, type, labelsOrTypes, properties, state, populationPercent,
        options.indexConfig.`vector.dimensions` AS dimensions

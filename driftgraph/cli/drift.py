@@ -23,6 +23,9 @@ def query_drift(
     max_depth: Annotated[
         int | None, typer.Option("--max-depth", min=0, help=field_help(DriftQuery, "max_depth"))
     ] = None,
+    max_prompt_tokens: Annotated[
+        int | None, typer.Option("--max-prompt-tokens", min=1, help=field_help(DriftQuery, "max_prompt_tokens"))
+    ] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Show progress and print the answer as it comes.")] = False,
 ) -> None:
     """DRIFT: a primer over community reports, then epochs of local searches on de-duplicated follow-ups,
@@ -33,6 +36,7 @@ def query_drift(
         reduce=False if no_reduce else None,
         max_llm_calls=max_llm_calls,
         max_depth=max_depth,
+        max_prompt_tokens=max_prompt_tokens,
     )
     on_token = on_event = None
     if stream and not as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -25,10 +26,30 @@ def query_global(
     as_json: JsonOpt = False,
     budget: Annotated[int | None, typer.Option("--budget", min=1, help=field_help(GlobalQuery, "budget"))] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help=field_help(GlobalQuery, "seed"))] = None,
+    max_llm_calls: Annotated[
+        int | None, typer.Option("--max-llm-calls", min=1, help=field_help(GlobalQuery, "max_llm_calls"))
+    ] = None,
+    max_prompt_tokens: Annotated[
+        int | None, typer.Option("--max-prompt-tokens", min=1, help=field_help(GlobalQuery, "max_prompt_tokens"))
+    ] = None,
+    history: Annotated[
+        Path | None, typer.Option("--history", help="JSON file: a list of {role, content} turns.")
+    ] = None,
     stream: StreamOpt = False,
 ) -> None:
     """Global search: map the community reports in token-bounded batches, reduce the best key points."""
-    request = GlobalQuery(question=question, level=level, dynamic=dynamic, budget=budget, seed=seed)
+    from driftgraph.api import load_history
+
+    request = GlobalQuery(
+        question=question,
+        history=tuple(load_history(history)) if history is not None else (),
+        level=level,
+        dynamic=dynamic,
+        budget=budget,
+        seed=seed,
+        max_llm_calls=max_llm_calls,
+        max_prompt_tokens=max_prompt_tokens,
+    )
     on_token = printer() if stream and not as_json else None
     with engine() as eng:
         result = eng.query(request, on_token=on_token)

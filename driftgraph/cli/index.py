@@ -10,6 +10,8 @@ import typer
 from driftgraph.cli import app
 from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state
 
+EXIT_FAILURES = 3  # finished, but some items failed: a distinct code scripts can test
+
 
 @app.command("index")
 def index(
@@ -24,13 +26,21 @@ def index(
     batch: Annotated[
         bool, typer.Option("--batch", help="All chat calls through the Batch API (half price, slower); resumable.")
     ] = False,
+    allow_failures: Annotated[
+        bool, typer.Option("--allow-failures", help="Exit 0 even when some chunks or reports failed (listed).")
+    ] = False,
 ) -> None:
-    """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update."""
+    """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update.
+
+    Exit codes: 0 complete; 3 finished with failures (chunks, reports or summaries that failed are listed in
+    the summary, never cached, and retried by the next run; --allow-failures exits 0); 1 an error stopped the
+    run (one line on stderr, e.g. the LLM endpoint refused the key).
+    """
     if config is not None:
         state.config_path = config
     with engine() as eng:
         if estimate or confirm:
-            est = eng.estimate_index(directory)
+            est = eng.estimate_index(directory, batch=batch)
             if as_json and estimate:
                 print_json(est)
             else:
@@ -44,6 +54,10 @@ def index(
         print_json(summary)
     else:
         _render(summary)
+    failed = int(summary.get("failures", {}).get("count", 0))
+    if failed and not allow_failures:
+        typer.echo(f"index finished with {failed} failures (listed above; the next run retries them): exit 3", err=True)
+        raise typer.Exit(EXIT_FAILURES)
 
 
 def _render(s: dict[str, Any]) -> None:

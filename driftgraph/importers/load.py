@@ -74,6 +74,9 @@ def run_import(
     def tokens(text: str) -> int:
         return count_tokens(text, encoding)
 
+    if cat.placeholder_ids:  # endpoints entities.parquet lacks, before the relationships that need them
+        rows = [{"id": pid, "title": title} for title, pid in sorted(cat.placeholder_ids.items())]
+        store.run("ingest/placeholder_entities", rows=rows)
     tables = _write_tables(store, cat, batch, tokens, progress)
     lap("write")
     embedded: dict[str, Any] = {"skipped": True}
@@ -82,6 +85,10 @@ def run_import(
             store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress, cfg.import_
         )
         lap("embed")
+    from driftgraph.store.online import await_online
+
+    await_online(store, cfg.neo4j.index_wait_s)  # a query right after the import finds every index ONLINE
+    lap("indexes")
     counts = store.read("admin/counts")[0]
     return {
         "source": str(cat.directory),
@@ -93,6 +100,7 @@ def run_import(
             "Claim": counts["claims"],
         },
         "relationships": counts["relationships"],
+        "placeholder_entities": sorted(cat.placeholder_ids),  # in __Entity__'s count, flagged placeholder=true
         "tables": tables,
         "embedded": embedded,
         "warnings": dict(sorted(cat.warnings.counts.items())),
@@ -109,7 +117,6 @@ def _write_tables(
 
     skipped = {  # rows validation already counted as skipped, so the bars end full
         "entities": cat.warnings.counts["entities_without_title"],
-        "relationships": cat.warnings.counts["relationships_unknown_endpoint"],
         "community_reports": cat.warnings.counts["reports_unknown_community"],
     }
 
@@ -194,10 +201,10 @@ def _entities(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
 
 
 def _relationships(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
-    ids = cat.entity_id_by_title
+    ids = {**cat.placeholder_ids, **cat.entity_id_by_title}  # an unknown endpoint has a placeholder entity
     for r in _rows(tf, batch):
         src, dst = ids.get(r["source"]), ids.get(r["target"])
-        if src is None or dst is None:  # counted as relationships_unknown_endpoint
+        if src is None or dst is None:  # no title at all
             continue
         yield {
             "id": r["id"],
@@ -296,6 +303,42 @@ def embed_all(
     return out
 
 
+PROVENANCE_SAMPLE = 5
+PROVENANCE_MIN_COSINE = 0.9  # the same model on the same text gives ~1.0; another model of that size ~0
+
+
+def _other_model(
+    store: Store, embedder: Embedder, tf: TableFile, id_map: dict[str, str] | None, page: int
+) -> str | None:
+    """None when a sample of the file's vectors matches what the embedder computes for the same nodes' texts;
+    else why not (a matching dimension alone does not make vectors comparable with the query's)."""
+    import numpy as np
+
+    sample: dict[str, list[float]] = {}
+    for batch in iter_rows(tf, page):
+        for r in batch:
+            node_id = r["id"] if id_map is None else id_map.get(r["id"])
+            if node_id is not None and r["embedding"] is not None and len(sample) < PROVENANCE_SAMPLE:
+                sample[node_id] = list(r["embedding"])
+        if len(sample) >= PROVENANCE_SAMPLE:
+            break
+    texts = {r["id"]: r["text"] for r in store.read("ingest/embed_texts", ids=list(sample)) if r["text"]}
+    ids = [i for i in sample if i in texts]
+    if not ids:
+        return "no sampled vector belongs to an imported node with text, so its model cannot be checked"
+    ours = np.asarray(embedder.embed([texts[i] for i in ids]), dtype=np.float64)
+    theirs = np.asarray([sample[i] for i in ids], dtype=np.float64)
+    theirs /= np.clip(np.linalg.norm(theirs, axis=1, keepdims=True), 1e-12, None)
+    ours /= np.clip(np.linalg.norm(ours, axis=1, keepdims=True), 1e-12, None)
+    cosine = float(np.mean(np.sum(ours * theirs, axis=1)))
+    if cosine >= PROVENANCE_MIN_COSINE:
+        return None
+    return (
+        f"its vectors are not {embedder.model_id}'s (mean cosine {cosine:.2f} with the embedder's vectors of the "
+        f"same {len(ids)} texts, below {PROVENANCE_MIN_COSINE})"
+    )
+
+
 def _precomputed(
     store: Store,
     embedder: Embedder,
@@ -305,13 +348,14 @@ def _precomputed(
     warnings: Warnings,
     bulk: ImportConfig | None = None,
 ) -> dict[str, Any]:
-    """Use ``embeddings.*.parquet`` when its vectors have the embedder's dimension; otherwise say why not."""
+    """Use ``embeddings.*.parquet`` only when its vectors come from the configured embedder: the same dimension
+    and, on a sample, the vectors the embedder gives the same texts (``_other_model``); otherwise say why not."""
     if not path.is_file():
         return {"precomputed": 0}
     from driftgraph.importers.graphrag import Col, Table, open_table
     from driftgraph.store.bulk import parallel_write, vector_batches, vector_dimensions
 
-    open_table(path, Table(path.stem, (Col("id", "string", True), Col("embedding", "any", True))))
+    tf = open_table(path, Table(path.stem, (Col("id", "string", True), Col("embedding", "any", True))))
     dims = vector_dimensions(path)  # in Arrow: no Python float per value
     if dims != {embedder.dimensions}:
         found = "/".join(str(d) for d in sorted(dims)) or "no"
@@ -324,6 +368,11 @@ def _precomputed(
     id_map: dict[str, str] | None = None
     if kind == "community":  # GraphRAG keys report vectors by report id
         id_map = {r["report_id"]: r["id"] for r in store.read("ingest/community_report_ids")}
+    other = _other_model(store, embedder, tf, id_map, page)
+    if other is not None:
+        note = f"{path.name}: {other}: re-embedded with {embedder.model_id}"
+        warnings.add("embeddings_other_model", note)
+        return {"precomputed": 0, "note": note}
     bulk = bulk or ImportConfig()
     batches = vector_batches(path, bulk.vector_batch_size, id_map)
     written = parallel_write(store, f"ingest/embeddings_{kind}", batches, bulk.writers)

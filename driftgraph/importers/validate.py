@@ -33,6 +33,7 @@ class Catalog:
     directory: Path
     files: dict[str, TableFile]
     entity_id_by_title: dict[str, str] = field(default_factory=dict)
+    placeholder_ids: dict[str, str] = field(default_factory=dict)  # title -> id of an endpoint entities lack
     chunk_ids: set[str] = field(default_factory=set)
     document_ids: set[str] = field(default_factory=set)
     chunk_position: dict[str, int] = field(default_factory=dict)
@@ -124,7 +125,20 @@ def _check_relationships(cat: Catalog) -> None:
     for rel_id, src, dst in zip(ids, read_column(rels, "source"), read_column(rels, "target"), strict=True):
         missing = [t for t in (src, dst) if t not in titles]
         if missing:
-            cat.warnings.add("relationships_unknown_endpoint", f"relationship {rel_id}: {missing[0]!r} is no entity")
+            cat.warnings.add(
+                "relationships_unknown_endpoint",
+                f"relationship {rel_id}: {missing[0]!r} is no entity (kept, with a placeholder entity)",
+            )
+        for title in missing:
+            if title is not None and title not in cat.placeholder_ids:
+                cat.placeholder_ids[str(title)] = placeholder_id(str(title))
+
+
+def placeholder_id(title: str) -> str:
+    """A stable id for a placeholder entity: the same title gets the same id on every import."""
+    import hashlib
+
+    return "placeholder-" + hashlib.sha1(title.encode("utf-8")).hexdigest()[:16]
 
 
 def _check_communities(cat: Catalog) -> None:

@@ -155,6 +155,10 @@ def run_index(
             )
         with stage("embed"):
             embedded = _embed(store, embedder, icfg.write_batch_size, bars)
+        with stage("indexes"):
+            from driftgraph.store.online import await_online
+
+            await_online(store, cfg.neo4j.index_wait_s)  # queries right after `index` find every index ONLINE
     cost = ledger.to_dict(per_phase=True)
     total = cost["total"]
     extract_cost = [cost[p] for p in EXTRACT_PHASES if p in cost]

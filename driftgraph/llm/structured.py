@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from driftgraph.llm.jsonreply import extract_json_object
 from driftgraph.prompts import render_prompt
@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from driftgraph.llm.chat import ChatClient
 
 T = TypeVar("T")
+
+
+class Gate(Protocol):
+    """A call budget (``query/global_/gate.CallGate``): reserve before a call, settle after it."""
+
+    def reserve(self, messages: list[dict[str, str]]) -> Any: ...
+
+    def settle(self, res: Any, prompt_tokens: int | None, error: BaseException | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -46,12 +54,30 @@ def ask_json(
     validate: Callable[[Any], T],
     prompts: PromptsConfig,
     repair_retries: int,
+    gate: Gate | None = None,
 ) -> JsonOutcome[T]:
-    """One call, then up to ``repair_retries`` repair calls; ``validate`` raises ValueError on bad shapes."""
+    """One call, then up to ``repair_retries`` repair calls; ``validate`` raises ValueError on bad shapes.
+
+    ``gate`` (a call budget) is asked before every call: its refusal of the first call propagates, of a
+    repair call ends the outcome as malformed. Endpoint errors propagate (the caller marks its batch)."""
     convo = list(messages)
     error: str | None = None
     for attempt in range(repair_retries + 1):
-        reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
+        if gate is None:
+            reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
+        else:
+            try:
+                res = gate.reserve(convo)
+            except Exception:
+                if attempt == 0:
+                    raise
+                return JsonOutcome(None, attempt, False, f"{error}; no budget left for a repair")
+            try:
+                reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
+            except Exception as err:
+                gate.settle(res, None, err)
+                raise
+            gate.settle(res, reply.prompt_tokens)
         try:
             return JsonOutcome(validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
         except (ValueError, TypeError, KeyError) as err:

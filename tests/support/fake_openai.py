@@ -6,9 +6,10 @@ streaming and ``response_format``) for the real ``openai`` client to work agains
 
 Fault injection (``set_fault``) applies to chat requests that ``match`` (default: all), for the first
 ``times`` of them (default: every one): ``status:N`` answers HTTP N; ``every_nth_429:N`` answers 429 with
-``Retry-After: 0`` to every Nth request; ``timeout`` sleeps ``hang_s`` before answering; ``malformed``
-answers 200 with a body that is not JSON; ``truncated`` answers 200 with half a JSON body; ``stream_cut``
-sends half of a streamed reply and closes the connection (a non-streamed request gets a truncated body).
+``Retry-After: 0`` to the first and then every Nth request; ``timeout`` sleeps ``hang_s`` before answering;
+``malformed`` answers 200 with a body that is not JSON; ``truncated`` answers 200 with half a JSON body;
+``stream_cut`` sends half of a streamed reply and closes the connection (a non-streamed request gets a
+truncated body).
 """
 
 from __future__ import annotations
@@ -46,6 +47,18 @@ def hash_vector(text: str, dims: int) -> list[float]:
     return (v / np.linalg.norm(v)).tolist()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (its timeout fired, the test cut the stream) is expected here, not an error."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeOpenAI:
     def __init__(self, responder: Responder = default_responder, embedding_dims: int = 384) -> None:
         self.responder = responder
@@ -60,7 +73,7 @@ class FakeOpenAI:
         self.faults_served = 0
         self._chat_seen = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -89,7 +102,7 @@ class FakeOpenAI:
         if self.fault_times is not None and self.faults_served >= self.fault_times:
             return None
         if self.fault.startswith("every_nth_429:"):
-            if self._chat_seen % int(self.fault.split(":")[1]) != 0:
+            if (self._chat_seen - 1) % int(self.fault.split(":")[1]) != 0:  # the 1st, N+1th ... request
                 return None
             self.faults_served += 1
             return "status:429"

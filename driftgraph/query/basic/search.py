@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
 
 MAX_K = 10_000
+MAX_FETCHES = 8  # 50 -> 10,000 in doublings: the fetch loop is bounded whatever the index answers
 SEPARATOR = "\n\n"
 
 
@@ -97,7 +98,7 @@ def build_basic_context(
         candidates = _rank(hits, fulltext, settings, rt)
         result = fill({"chunk": candidates}, ["chunk"], {}, breakdown.context)
         smallest = min((c.tokens for c in candidates), default=0)
-        if len(hits) < k or k >= MAX_K or (result.dropped and result.unused < smallest):
+        if len(hits) < k or k >= MAX_K or fetches >= MAX_FETCHES or (result.dropped and result.unused < smallest):
             break  # the index has no more, or the room left is smaller than any chunk seen
         k = min(2 * k, MAX_K)
     included = list(result.included)
@@ -113,6 +114,7 @@ def build_basic_context(
     for c, reason in sorted(dropped, key=lambda d: d[0].rank):
         recorder.add_item(TraceItem("chunk", c.id, c.tokens, "dropped", reason, c.rank, c.hop, round(c.score, 6)))
     if not hits and not fulltext:
+        _never_silently_empty(rt)
         recorder.absent_sources.append("chunk")
         recorder.notes.append("the chunk index returned nothing: import or index documents first")
     recorder.budget = breakdown
@@ -126,6 +128,29 @@ def build_basic_context(
         "fulltext_hits": len(fulltext),
     }
     return BasicContext(question, text, tokens, breakdown, recorder, included)
+
+
+def _never_silently_empty(rt: Runtime) -> None:
+    """No hit from a database that holds chunks is a fault to name (index populating, vectors missing), not an
+    empty context to answer from."""
+    from driftgraph.errors import StoreError
+    from driftgraph.store.online import IndexNotOnline, index_states
+
+    row = rt.store.read("query/basic_chunk_count")[0]
+    if not row["chunks"]:
+        return
+    if not row["embedded"]:
+        raise StoreError(
+            f"the database holds {row['chunks']} chunks without embeddings: re-run `driftgraph import-graphrag` "
+            "without --no-embed (or `driftgraph index`) to embed them"
+        )
+    state = index_states(rt.store).get("chunk_embedding")
+    if state is None:
+        raise StoreError("index chunk_embedding is missing: run `driftgraph import-graphrag` or `driftgraph index`")
+    raise IndexNotOnline(
+        f"the chunk_embedding index ({state.get('state')}) returned nothing although {row['embedded']} chunks "
+        "are embedded: retry in a moment (it may still be populating)"
+    )
 
 
 def _rank(

@@ -15,10 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import LLMError
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
+from driftgraph.query.global_.gate import CallGate, OverBudget, failure
 from driftgraph.query.global_.select import Report, ReportState
 
 if TYPE_CHECKING:
@@ -58,10 +60,14 @@ class MapBatch:
     malformed: bool = False
     error: str | None = None
     skipped_points: int = 0
+    status: str = "pending"  # done | malformed | failed (endpoint error) | skipped (no budget left)
+    failure: dict[str, Any] | None = None  # failed / skipped: {reason, status, type}
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "batch": self.index,
+            "status": self.status,
+            "failure": self.failure,
             "reports": [sid for sid, _ in self.reports],
             "tokens": self.tokens,
             "calls": self.calls,
@@ -158,8 +164,13 @@ POINTS_SCHEMA = schema(
 )
 
 
-def run_map(rt: Runtime, question: str, settings: GlobalConfig, batches: list[MapBatch]) -> None:
-    """One map call per batch (``concurrency`` at a time); fills each batch's points, calls and status."""
+def run_map(
+    rt: Runtime, question: str, settings: GlobalConfig, batches: list[MapBatch], gate: CallGate | None = None
+) -> None:
+    """One map call per batch (``concurrency`` at a time); fills each batch's points, calls and status.
+
+    A batch whose call fails (endpoint error after retries) or finds no budget is marked ``failed`` /
+    ``skipped`` with its reason; the other batches still answer the question."""
     chat = rt.chat()
 
     def one(batch: MapBatch) -> Any:
@@ -167,22 +178,34 @@ def run_map(rt: Runtime, question: str, settings: GlobalConfig, batches: list[Ma
             {"role": "system", "content": map_prompt(rt, settings, batch.text)},
             {"role": "user", "content": question},
         ]
-        return ask_json(
-            chat,
-            messages,
-            phase="map",
-            max_tokens=settings.map_max_tokens,
-            json_schema=POINTS_SCHEMA,
-            validate=_parse_points,
-            prompts=rt.config.prompts,
-            repair_retries=settings.repair_retries,
-        )
+        try:
+            return ask_json(
+                chat,
+                messages,
+                phase="map",
+                max_tokens=settings.map_max_tokens,
+                json_schema=POINTS_SCHEMA,
+                validate=_parse_points,
+                prompts=rt.config.prompts,
+                repair_retries=settings.repair_retries,
+                gate=gate,
+            )
+        except (LLMError, OverBudget) as err:
+            return err
 
     for batch, outcome in zip(batches, parallel_map(one, batches, settings.concurrency), strict=True):
+        if isinstance(outcome, OverBudget):
+            batch.status, batch.failure, batch.error = "skipped", {"reason": "budget", "status": None}, "budget"
+            continue
+        if isinstance(outcome, LLMError):
+            batch.status, batch.failure, batch.error = "failed", failure(outcome), str(outcome)[:300]
+            batch.calls = 1
+            continue
         batch.calls, batch.repaired, batch.error = outcome.calls, outcome.repaired, outcome.error
         if outcome.value is None:
-            batch.malformed = True
+            batch.malformed, batch.status = True, "malformed"
             continue
+        batch.status = "done"
         raw, skipped = outcome.value
         batch.skipped_points = skipped
         by_short = {sid: r.id for sid, r in batch.reports}

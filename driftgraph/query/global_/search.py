@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
 from driftgraph.query.citations import map_citations
+from driftgraph.query.global_.gate import CallGate, OverBudget
 from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
 from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
 from driftgraph.query.requests import GlobalQuery
 from driftgraph.query.result import ContextInfo, Cost, GlobalResult
+from driftgraph.query.standalone import standalone
 from driftgraph.query.trace import Trace, TraceItem, write_trace
 
 if TYPE_CHECKING:
@@ -40,31 +42,48 @@ def render_point(point: Point) -> str:
 def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str], None] | None = None) -> GlobalResult:
     """Answer the request's question from the community reports; level/dynamic/seed override the config."""
     settings = request.settings(rt.config)
-    question, budget = request.question, request.budget
-    level, dynamic, seed = settings.level, settings.dynamic, settings.seed
     started, trips = time.perf_counter(), rt.store.round_trips
+    # multi-turn: a follow-up is rewritten first (local's history keys); the call counts against the budget
+    rewrite, spent = standalone(rt, request.question, request.history, rt.config.local)
+    if spent["llm_calls"]:
+        settings = settings.model_copy(
+            update={
+                "max_llm_calls": max(1, settings.max_llm_calls - spent["llm_calls"]),
+                "max_prompt_tokens": max(1000, settings.max_prompt_tokens - spent["prompt_tokens"]),
+            }
+        )
+    question, budget = (rewrite.query if rewrite else request.question), request.budget
+    level, dynamic, seed = settings.level, settings.dynamic, settings.seed
     recorder = Trace("global", question)
+    recorder.rewrite = rewrite
     map_budget, reduce_budget = _budgets(rt, settings, question, budget)
+    gate = CallGate(rt, settings)
+    gate.budget.hold(1, gate.count(_reduce_messages(rt, settings, "", question)) + reduce_budget.context)
 
-    selection = select_dynamic(rt, question, settings, level) if dynamic else select_level(rt, level)
+    selection = select_dynamic(rt, question, settings, level, gate) if dynamic else select_level(rt, level)
     selected_at = time.perf_counter()
     batches = make_batches(selection.selected, selection.states, map_budget.context, random.Random(seed), rt)
     for batch in batches:
         for _, report in batch.reports:
             state = selection.states[report.id]
             state.stage, state.batch = "mapped", batch.index
-    run_map(rt, question, settings, batches)
+    run_map(rt, question, settings, batches, gate)
     mapped_at = time.perf_counter()
 
     points = [p for b in batches for p in b.points]
     kept, point_trace, context = _reduce_context(rt, settings, points, reduce_budget.context)
-    answer, stop_reason = _answer(rt, settings, question, context, kept, on_token)
+    gate.release()
+    error = gate.errors[0] if gate.all_failed else None
+    if error is not None:  # every rating / map call failed: an endpoint error, not "nothing relevant"
+        answer, stop_reason = None, "error"
+    else:
+        answer, stop_reason = _answer(rt, settings, question, context, kept, on_token, gate)
     _finish_states(selection, batches, points, kept, settings.min_score)
 
     recorder.budget = reduce_budget
     recorder.round_trips = rt.store.round_trips - trips
     recorder.citations = map_citations(
-        answer if kept else "", "Reports", {sid: r.id for b in batches for sid, r in b.reports}
+        (answer or "") if kept else "", "Reports", {sid: r.id for b in batches for sid, r in b.reports}
     )
     for state in _ordered(selection.states.values()):
         recorder.add_item(
@@ -90,8 +109,11 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
             "repaired": sum(int(b.repaired) for b in batches),
             "malformed": sum(int(b.malformed) for b in batches),
             "skipped_points": sum(b.skipped_points for b in batches),
+            "failed": sum(int(b.status == "failed") for b in batches),
+            "skipped": sum(int(b.status == "skipped") for b in batches),
             "points": len(points),
         },
+        call_budget=gate.to_dict(),
         selection=selection.to_dict(),
         reports=[s.to_dict() for s in _ordered(selection.states.values())],
         batches=[b.to_dict() for b in batches],
@@ -105,22 +127,29 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
         "seed": seed,
         "request": request.model_dump(mode="json"),
     }
+    if error is not None:
+        from driftgraph.query.failed import error_info
+
+        recorder.extra["error"] = error_info(error)
     rid = None
     if request.store_trace:
         rid = write_trace(
             rt.store,
             recorder,
             rt.config.trace,
-            query=question,
+            query=request.question,
             params=params,
             cost=Cost.from_ledger(rt.ledger).to_dict(),
             seed=seed,
             stop_reason=stop_reason,
             context_tokens=context.tokens,
         )
+    if error is not None:
+        error.retrieval_id = rid
+        raise error
     return GlobalResult(
         mode="global",
-        question=question,
+        question=request.question,
         answer=answer,
         retrieval_id=rid,
         context=context,
@@ -205,6 +234,13 @@ def _reduce_context(
     return kept, ordered, ContextInfo(text, tokens, budget)
 
 
+def _reduce_messages(rt: Runtime, settings: GlobalConfig, points_text: str, question: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": _reduce_prompt(rt, settings, points_text)},
+        {"role": "user", "content": question},
+    ]
+
+
 def _answer(
     rt: Runtime,
     settings: GlobalConfig,
@@ -212,18 +248,26 @@ def _answer(
     context: ContextInfo,
     kept: list[Point],
     on_token: Callable[[str], None] | None,
-) -> tuple[str, str]:
+    gate: CallGate,
+) -> tuple[str | None, str]:
+    """The reduce, inside the held-back reservation; ``budget`` when the map met the cap (answered anyway)."""
     if not kept:
         answer = render_prompt("no_data_answer", rt.config.prompts).strip()
         if on_token is not None:
             on_token(answer)
-        return answer, "no_relevant_points"
-    messages = [
-        {"role": "system", "content": _reduce_prompt(rt, settings, context.text)},
-        {"role": "user", "content": question},
-    ]
-    reply = rt.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
-    return reply.text, "answered"
+        return answer, "budget" if gate.fired else "no_relevant_points"
+    messages = _reduce_messages(rt, settings, context.text, question)
+    try:
+        res = gate.reserve(messages)
+    except OverBudget:
+        return None, "budget"
+    try:
+        reply = rt.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
+    except Exception as err:
+        gate.settle(res, None, err)
+        raise
+    gate.settle(res, reply.prompt_tokens)
+    return reply.text, "budget" if gate.fired else "answered"
 
 
 def _finish_states(
@@ -232,6 +276,7 @@ def _finish_states(
     """The verdict per mapped report: used if an included point is credited to it, else why not."""
     kept_keys = {p.key for p in kept}
     malformed = {r.id for b in batches if b.malformed for _, r in b.reports}
+    unmapped = {r.id: b.status for b in batches if b.status in ("failed", "skipped") for _, r in b.reports}
     for state in selection.states.values():
         if state.stage != "mapped":
             if state.status is None:
@@ -242,6 +287,8 @@ def _finish_states(
         state.used_points = sum(1 for p in mine if p.key in kept_keys)
         if state.used_points:
             state.stage, state.status, state.reason = "used", "included", None
+        elif state.report.id in unmapped:
+            state.drop("map_failed" if unmapped[state.report.id] == "failed" else "budget")
         elif state.report.id in malformed:
             state.drop("map_malformed")
         elif not mine:

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import NoReportsError
+from driftgraph.errors import LLMError, NoReportsError
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
+from driftgraph.query.global_.gate import CallGate, OverBudget
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
@@ -119,6 +120,7 @@ class Selection:
     rate_batches: int = 0
     rate_malformed: int = 0
     rate_repaired: int = 0
+    rate_failed: int = 0
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -131,6 +133,7 @@ class Selection:
             "rate_batches": self.rate_batches,
             "rate_malformed": self.rate_malformed,
             "rate_repaired": self.rate_repaired,
+            "rate_failed": self.rate_failed,
             "rounds": self.rounds,
         }
 
@@ -163,8 +166,13 @@ def _no_reports(rt: Runtime, level: int) -> None:
     raise NoReportsError(f"no community reports at level {level} (levels: {known})")
 
 
-def select_dynamic(rt: Runtime, question: str, settings: GlobalConfig, max_level: int) -> Selection:
-    """Rate from the roots down to ``max_level``; descend only under reports rated >= ``rate_threshold``."""
+def select_dynamic(
+    rt: Runtime, question: str, settings: GlobalConfig, max_level: int, gate: CallGate | None = None
+) -> Selection:
+    """Rate from the roots down to ``max_level``; descend only under reports rated >= ``rate_threshold``.
+
+    A report without a rating (the reply stayed malformed, the call failed, no budget left) is not taken as
+    relevant: it is dropped with ``rating_malformed``, ``rating_failed`` or ``budget``."""
     frontier = [Report.from_row(r) for r in rt.store.read("query/global_roots")]
     if not frontier:
         _no_reports(rt, 0)
@@ -179,13 +187,16 @@ def select_dynamic(rt: Runtime, question: str, settings: GlobalConfig, max_level
         for r in frontier:
             if not (r.text.strip() or r.summary.strip()):
                 sel.states[r.id].drop("no_report")
-        ratings = _rate(rt, question, settings, readable, sel)
+        ratings, unrated = _rate(rt, question, settings, readable, sel, gate)
         next_parents: list[Report] = []
         for report in readable:
             state = sel.states[report.id]
             rating = ratings.get(report.id)
             state.stage, state.rating = "rated", rating
-            if rating is not None and rating < settings.rate_threshold:
+            if rating is None:
+                state.drop(unrated.get(report.id, "rating_malformed"))
+                continue
+            if rating < settings.rate_threshold:
                 state.drop("low_rating")
                 continue
             if report.parent is not None:
@@ -219,9 +230,14 @@ def _children(rt: Runtime, parent_ids: list[str]) -> list[Report]:
 
 
 def _rate(
-    rt: Runtime, question: str, settings: GlobalConfig, reports: list[Report], sel: Selection
-) -> dict[str, int | None]:
-    """Ratings by report id; a batch whose reply stays malformed after repair keeps its reports (rating None)."""
+    rt: Runtime,
+    question: str,
+    settings: GlobalConfig,
+    reports: list[Report],
+    sel: Selection,
+    gate: CallGate | None = None,
+) -> tuple[dict[str, int | None], dict[str, str]]:
+    """Ratings by report id (None: unrated) and why each unrated one has none (malformed, failed, budget)."""
     from driftgraph.llm.tokenizer import truncate_tokens
 
     size = settings.rate_batch_size
@@ -255,27 +271,43 @@ def _rate(
             reports="\n\n".join(blocks),
             max_rating=settings.max_rating,
         )
-        return ask_json(
-            chat,
-            [{"role": "user", "content": prompt}],
-            phase="rate",
-            max_tokens=32 + 16 * len(batch),
-            json_schema=response,
-            validate=_ratings_validator(len(batch), settings.max_rating),
-            prompts=rt.config.prompts,
-            repair_retries=settings.repair_retries,
-        )
+        try:
+            return ask_json(
+                chat,
+                [{"role": "user", "content": prompt}],
+                phase="rate",
+                max_tokens=32 + 16 * len(batch),
+                json_schema=response,
+                validate=_ratings_validator(len(batch), settings.max_rating),
+                prompts=rt.config.prompts,
+                repair_retries=settings.repair_retries,
+                gate=gate,
+            )
+        except (LLMError, OverBudget) as err:
+            return err
 
     out: dict[str, int | None] = {}
+    unrated: dict[str, str] = {}
     for batch, outcome in zip(batches, parallel_map(rate_batch, batches, settings.concurrency), strict=True):
+        if isinstance(outcome, LLMError | OverBudget):
+            reason = "budget" if isinstance(outcome, OverBudget) else "rating_failed"
+            sel.rate_failed += int(isinstance(outcome, LLMError))
+            sel.rate_calls += int(isinstance(outcome, LLMError))
+            for report in batch:
+                sel.states[report.id].rate_call = sel.rate_batches
+                out[report.id], unrated[report.id] = None, reason
+            sel.rate_batches += 1
+            continue
         sel.rate_calls += outcome.calls
         sel.rate_repaired += int(outcome.repaired)
         sel.rate_malformed += int(outcome.malformed)
         for n, report in enumerate(batch, 1):
             sel.states[report.id].rate_call = sel.rate_batches
             out[report.id] = None if outcome.value is None else outcome.value[n]
+            if outcome.value is None:
+                unrated[report.id] = "rating_malformed"
         sel.rate_batches += 1
-    return out
+    return out, unrated
 
 
 def _ratings_validator(count: int, max_rating: int) -> Callable[[Any], dict[int, int]]:
