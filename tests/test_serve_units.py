@@ -1,0 +1,76 @@
+"""The serve layer's parts without a server: the busy gate and time limit, exposure and key checks, the error map."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from driftgraph.config import ServeConfig
+from driftgraph.errors import ConfigError, FatalLLMError, HistoryError, RetrievalNotFound, StoreError
+from driftgraph.serve.auth import authorized, check_exposure, is_loopback, needs_auth
+from driftgraph.serve.errors import ApiError, from_exception, validation_error
+from driftgraph.serve.runner import Runner
+
+
+def test_gate_refuses_with_429_and_the_slot_outlives_a_504() -> None:
+    release = threading.Event()
+    runner = Runner(ServeConfig(max_concurrency=1, request_timeout_s=0.2, retry_after_s=3))
+
+    async def scenario() -> None:
+        slow = runner.start(release.wait, 30)
+        with pytest.raises(ApiError) as busy:
+            runner.start(time.sleep, 0)
+        assert busy.value.status == 429 and busy.value.headers == {"Retry-After": "3"}
+        with pytest.raises(ApiError) as late:
+            await runner.wait(slow)
+        assert late.value.status == 504 and late.value.code == "timeout"
+        assert runner.running == 1, "a timed-out question keeps its slot until its thread ends"
+        release.set()
+        await slow
+        assert runner.running == 0
+        assert await runner.call(lambda: 42) == 42
+
+    asyncio.run(scenario())
+    assert runner.drain(1.0)
+    with pytest.raises(ApiError) as stopping:
+        runner.start(time.sleep, 0)
+    assert stopping.value.status == 503
+
+
+def test_loopback_only_without_a_key() -> None:
+    for host in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"):
+        assert is_loopback(host)
+        check_exposure(host, None)
+    for host in ("0.0.0.0", "192.168.1.5", "example.com", "::"):
+        with pytest.raises(ConfigError, match="DRIFTGRAPH_API_KEY"):
+            check_exposure(host, None)
+        check_exposure(host, "a-key")
+
+
+def test_bearer_check_and_protected_paths() -> None:
+    assert authorized("Bearer k3y", "k3y") and authorized("bearer k3y", "k3y")
+    assert not authorized(None, "k3y") and not authorized("Bearer k3", "k3y") and not authorized("Basic k3y", "k3y")
+    assert needs_auth("/v1/models") and needs_auth("/mcp") and needs_auth("/retrievals/x") and needs_auth("/v1")
+    assert not needs_auth("/healthz") and not needs_auth("/readyz") and not needs_auth("/v1x")
+
+
+def test_error_map() -> None:
+    assert (from_exception(HistoryError("bad turn")).status, from_exception(HistoryError("bad turn")).code) == (
+        400,
+        "history",
+    )
+    assert from_exception(RetrievalNotFound("no")).status == 404
+    llm = from_exception(FatalLLMError("refused", status=401))
+    assert (llm.status, llm.type, llm.code) == (502, "upstream_llm_error", 401)
+    assert from_exception(StoreError("down")).status == 503
+    boom = from_exception(RuntimeError("secret internals"))
+    assert boom.status == 500 and "secret" not in boom.message
+    err = validation_error([{"loc": ("body", "history", 0, "role"), "msg": "bad role", "type": "literal_error"}])
+    assert err.code == "history.0.role" and "bad role" in err.message
+    assert validation_error([{"loc": ("query", "limit"), "msg": "x", "type": "greater_than_equal"}]).code == "limit"
+    assert validation_error([{"loc": ("body", "zzz"), "msg": "x", "type": "extra_forbidden"}]).message.endswith(
+        "unknown field"
+    )
