@@ -61,3 +61,76 @@ def peak_rss_mb() -> float:
 def current_rss_mb() -> float:
     rss = _status_mb("VmRSS:")
     return rss if rss is not None else peak_rss_mb()
+
+
+# -- statistics over questions (seeded, so a rerun of the report gives the same intervals) -------------------
+def bootstrap_ci(values: Sequence[float], *, seed: int = 0, n: int = 2000, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean: resample the questions with replacement ``n`` times."""
+    import random
+
+    vals = list(values)
+    if not vals:
+        return (float("nan"), float("nan"))
+    rng = random.Random(seed)
+    k = len(vals)
+    means = [sum(vals[rng.randrange(k)] for _ in range(k)) / k for _ in range(n)]
+    alpha = (1 - level) / 2 * 100
+    return (percentile(means, alpha), percentile(means, 100 - alpha))
+
+
+def paired(a: Sequence[float], b: Sequence[float], *, seed: int = 0, n: int = 2000) -> dict[str, float | int | bool]:
+    """``a`` against ``b`` on the same questions: wins/losses/ties, the mean difference and its bootstrap
+    interval; ``significant`` when that 95% interval excludes 0."""
+    if len(a) != len(b):
+        raise ValueError("paired comparison needs the same questions on both sides")
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    lo, hi = bootstrap_ci(diffs, seed=seed, n=n)
+    return {
+        "wins": sum(1 for d in diffs if d > 0),
+        "losses": sum(1 for d in diffs if d < 0),
+        "ties": sum(1 for d in diffs if d == 0),
+        "diff": mean(diffs),
+        "lo": lo,
+        "hi": hi,
+        "significant": bool(lo > 0 or hi < 0),
+    }
+
+
+def ranked_recall(ranked_ids: Sequence[str], gold: Sequence[str], k: int) -> float:
+    """Share of the gold ids among the first ``k`` ranked ids (HippoRAG's recall@k; 1.0 without gold)."""
+    if not gold:
+        return 1.0
+    top = set(ranked_ids[:k])
+    return sum(1 for g in gold if g in top) / len(gold)
+
+
+def folds(n: int, k: int = 5, seed: int = 0) -> list[list[int]]:
+    """``k`` disjoint folds of ``range(n)`` after a seeded shuffle (sizes differ by at most one)."""
+    import random
+
+    idx = list(range(n))
+    random.Random(seed).shuffle(idx)
+    return [sorted(idx[i::k]) for i in range(k)]
+
+
+def cross_validate(scores: dict[str, Sequence[float]], k: int = 5, seed: int = 0) -> dict:
+    """Choose a configuration by k-fold cross-validation: per fold, the configuration with the best mean
+    score on the other folds (ties: the first listed) is scored on the held-out fold.
+
+    ``scores`` maps configuration name -> per-question score (same question order). Returns the choice and
+    held-out score per fold, their mean / min / max, and the held-out score over all questions.
+    """
+    names = list(scores)
+    n = len(scores[names[0]])
+    out_folds = []
+    held: list[float] = [0.0] * n
+    for fold in folds(n, k, seed):
+        test = set(fold)
+        train = [i for i in range(n) if i not in test]
+        best = max(names, key=lambda c: (mean(scores[c][i] for i in train), -names.index(c)))
+        for i in fold:
+            held[i] = scores[best][i]
+        out_folds.append({"chosen": best, "train": mean(scores[best][i] for i in train),
+                          "test": mean(scores[best][i] for i in fold), "n": len(fold)})
+    tests = [f["test"] for f in out_folds]
+    return {"folds": out_folds, "mean": mean(tests), "min": min(tests), "max": max(tests), "held_out": mean(held)}

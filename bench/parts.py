@@ -127,6 +127,8 @@ def run_quality(ctx: Context) -> None:
         "vector-only chunks": _vector_only(BUDGETS),
     }
     save("quality", {"budgets": list(BUDGETS), "systems": systems}, ctx)
+    # the multi-hop weights chosen by 5-fold cross-validation on the same questions (bench/dg/cv.py)
+    save("cv", _dg("bench.dg.cv", ["--uri", ctx.db.uri], "cv"), ctx)
     if reps:
         _save_local_speed(ctx, runs)
         ctx.local_done = True

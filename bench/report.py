@@ -340,7 +340,10 @@ def write(raw: Path, target: Path) -> None:
     ]
     q = _load(raw, "quality")
     if q:
+        from bench import report_stats
+
         parts += quality(q)
+        parts += report_stats.section(q, _load(raw, "cv"))
     local, sp = _load(raw, "speed_local"), _load(raw, "speed")
     if local or sp:
         parts += speed(local, sp, None)
@@ -348,9 +351,4 @@ def write(raw: Path, target: Path) -> None:
         d = _load(raw, name)
         if d:
             parts += fn(d)
-    rel = _load(raw, "reliability")
-    if rel and rel.get("matrix"):
-        from bench import reliability
-
-        parts += reliability.section(rel)
     target.write_text("\n".join(parts).rstrip() + "\n")

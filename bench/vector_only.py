@@ -51,6 +51,7 @@ def run(
         rows = []
         for q, qv in zip(questions, qvecs, strict=True):
             picked, used = assemble(qv, ids, cvecs, texts, tokens, b)
+            ranked = [ids[i] for i in np.argsort(-(cvecs @ qv), kind="stable")[:5]]
             ctx = "\n\n".join(units[i] for i in picked)
             rows.append(
                 {
@@ -58,6 +59,8 @@ def run(
                     "hops": q.hops,
                     "recall": metrics.evidence_recall(ctx, [units.get(g, "") for g in q.gold]),
                     "tokens": used,
+                    "r2": metrics.ranked_recall(ranked, q.gold, 2),
+                    "r5": metrics.ranked_recall(ranked, q.gold, 5),
                 }
             )
         out[str(b)] = rows

@@ -43,7 +43,6 @@ class Neo4jConfig(_Section):
     password: str = "driftgraph"
     database: str = "neo4j"
     launcher: LauncherConfig = LauncherConfig()
-    index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
 
 
 class LLMConfig(_Section):
@@ -81,20 +80,7 @@ class PromptsConfig(_Section):
     """Prompts are files; ``dir`` (if set) holds edited copies that win over the packaged ones."""
 
     dir: str | None = None
-    overrides: dict[str, str] = Field(default_factory=dict, description="prompt name -> file; names as in prompts/")
-
-    @model_validator(mode="after")
-    def _known_prompt_names(self) -> PromptsConfig:
-        """An override for a prompt that does not exist would be silently ignored: name the valid ones."""
-        from driftgraph.resources import data_dir
-
-        known = sorted(p.stem for p in data_dir("prompts").glob("*.txt"))
-        for name in self.overrides:
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else f"; prompts are: {', '.join(known)}"
-                raise ValueError(f"prompts.overrides: no prompt named '{name}'{hint}")
-        return self
+    overrides: dict[str, str] = Field(default_factory=dict)
 
 
 class ModelPrice(_Section):
@@ -155,6 +141,23 @@ class IndexConfig(_Section):
         return self
 
 
+class RerankConfig(_Section):
+    """Optional reranking of local search's chunk candidates (query/local/rerank.py).
+
+    ``endpoint`` posts ``{model, query, documents, top_n}`` to ``{base_url}/rerank`` (Cohere, Jina, vLLM, TEI
+    answer ``{results: [{index, relevance_score}]}``); ``llm`` ranks listwise with the chat model.
+    """
+
+    provider: Literal["none", "endpoint", "llm"] = "none"
+    base_url: str | None = Field(None, description="endpoint: the server root; /rerank is appended")
+    model: str = Field("rerank", description="endpoint: the model name sent")
+    api_key: str | None = Field(None, description="endpoint: sent as a Bearer token when set")
+    timeout_s: float = Field(30.0, gt=0, description="endpoint: request timeout")
+    top_n: int = Field(30, ge=1, le=1000, description="best chunk candidates reranked; the rest keep their order")
+    doc_tokens: int = Field(300, ge=16, description="tokens of each chunk sent to the reranker")
+    max_llm_calls: int = Field(1, ge=1, le=20, description="llm: listwise calls per question (top_n split)")
+
+
 class LocalConfig(_Section):
     """Local search (README "Local search"): entry thresholds, expansion limits, routing, budget. Every key is read."""
 
@@ -171,6 +174,10 @@ class LocalConfig(_Section):
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     min_similarity: float = Field(0.42, ge=-1, le=1, description="absolute cosine threshold for entry entities")
     relative_similarity: float = Field(0.8, ge=0, le=1, description="keep entities with cosine >= best * this")
+    named_rare_chunks: int = Field(
+        5, ge=0, description="a one-word, lower-case name the question spells out bypasses the thresholds only "
+        "when at most this many chunks mention it"
+    )
     chunk_top_k: int = Field(60, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
     chunk_min_similarity: float = Field(0.15, ge=-1, le=1, description="chunks below this without graph support drop")
     report_top_k: int = Field(5, ge=0, le=1000, description="community report vector hits taken as candidates")
@@ -180,6 +187,14 @@ class LocalConfig(_Section):
     entity_hop_weight: float = Field(0.2, ge=0, description="weight of support from entry entities a chunk names")
     hop_max_chunks_per_entity: int = Field(25, ge=2, description="entities in more chunks are too common to hop")
     entity_chunks: int = Field(25, ge=0, description="chunks fetched per entry entity (most query-similar first)")
+    # multi-hop bridge (query/local/multihop.py): the best chunks not yet hopped from seed the next hop
+    max_hops: int = Field(3, ge=2, le=6, description="hop limit; each hop past 2 is one more Bolt round trip")
+    bridge_frontier: int = Field(6, ge=0, le=50, description="best unexpanded chunks whose entities seed a hop")
+    bridge_chunks_per_entity: int = Field(3, ge=1, le=100, description="chunks per frontier entity (most similar)")
+    bridge_weight: float = Field(0.2, ge=0, description="weight of support from a frontier chunk (x its score)")
+    bridge_max_df: int = Field(
+        25, ge=2, description="entities in more chunks are not bridged through (only the most similar chunks are)"
+    )
     # expansion
     relationships_per_entity: int = Field(10, ge=0, le=1000, description="in-network first, then by weight")
     max_community_level: int = Field(2, ge=0, le=20, description="reports of communities up to this level")
@@ -190,6 +205,7 @@ class LocalConfig(_Section):
     entity_floor: int = Field(3, ge=0, description="fact route: entities always given room")
     relationship_floor: int = Field(5, ge=0, description="relational route: relationships always given room")
     report_floor: int = Field(2, ge=0, description="thematic route: reports always given room")
+    rerank: RerankConfig = RerankConfig()
 
 
 class TraceConfig(_Section):
@@ -222,10 +238,6 @@ class GlobalConfig(_Section):
     rate_batch_size: int = Field(16, ge=1, le=100, description="dynamic: report summaries rated per call")
     rate_text_tokens: int = Field(200, ge=16, description="dynamic: summary tokens shown per report when rating")
     repair_retries: int = Field(1, ge=0, le=3, description="repair calls for a malformed JSON reply")
-    max_llm_calls: int = Field(500, ge=1, description="chat calls per question (rating, map, reduce); never exceeded")
-    max_prompt_tokens: int = Field(
-        2_000_000, ge=1000, description="prompt tokens per question; never exceeded (reserved before each call)"
-    )
 
 
 class BasicConfig(_Section):

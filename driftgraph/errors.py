@@ -14,6 +14,7 @@ The tree::
     ├── RetrievalNotFound            no stored retrieval with that id
     ├── NoReportsError               global / DRIFT search on a database without community reports
     ├── EntryError                   local search's entry step cannot run
+    ├── RerankError                  the configured reranker failed or answered nonsense
     ├── LLMError                     the chat endpoint
     │   ├── LLMNotConfigured         no OPENAI_BASE_URL / OPENAI_API_KEY
     │   ├── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
@@ -91,6 +92,10 @@ class NoReportsError(DriftgraphError):
 
 class EntryError(DriftgraphError):
     """Local search's entry step cannot run (e.g. a missing index)."""
+
+
+class RerankError(DriftgraphError):
+    """The configured reranker (``local.rerank``) failed or answered something unusable."""
 
 
 class LLMError(DriftgraphError):

@@ -30,3 +30,62 @@ def test_percentile_interpolates_like_numpy() -> None:
 
 def test_spread_reports_median_min_max() -> None:
     assert spread([5.0, 1.0, 3.0]) == {"median": 3.0, "min": 1.0, "max": 5.0, "n": 3}
+
+
+def test_bootstrap_interval_is_seeded_and_holds_the_mean() -> None:
+    from bench.metrics import bootstrap_ci
+
+    vals = [0.0, 0.5, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 1.0]
+    lo, hi = bootstrap_ci(vals, seed=3)
+    assert (lo, hi) == bootstrap_ci(vals, seed=3)  # a rerun of the report prints the same interval
+    assert lo < sum(vals) / len(vals) < hi
+    assert lo >= 0.0 and hi <= 1.0
+    assert bootstrap_ci([0.7] * 20) == pytest.approx((0.7, 0.7))  # no spread, no interval
+
+
+def test_paired_counts_wins_and_says_when_a_difference_is_noise() -> None:
+    from bench.metrics import paired
+
+    a = [1.0] * 30
+    b = [0.0] * 30
+    p = paired(a, b)
+    assert (p["wins"], p["losses"], p["ties"]) == (30, 0, 0) and p["significant"] and p["diff"] == 1.0
+    # one win, one loss, the rest tied: the interval holds 0
+    p = paired([1.0, 0.0] + [0.5] * 20, [0.0, 1.0] + [0.5] * 20)
+    assert (p["wins"], p["losses"], p["ties"]) == (1, 1, 20)
+    assert p["lo"] <= 0.0 <= p["hi"] and not p["significant"]
+    with pytest.raises(ValueError):
+        paired([1.0], [1.0, 0.0])
+
+
+def test_ranked_recall_counts_gold_in_the_first_k() -> None:
+    from bench.metrics import ranked_recall
+
+    assert ranked_recall(["a", "b", "c"], ["b", "c"], 2) == 0.5
+    assert ranked_recall(["a", "b", "c"], ["b", "c"], 5) == 1.0
+    assert ranked_recall([], ["x"], 5) == 0.0
+    assert ranked_recall(["a"], [], 2) == 1.0
+
+
+def test_folds_partition_the_questions() -> None:
+    from bench.metrics import folds
+
+    fs = folds(50, 5, seed=0)
+    assert sorted(i for f in fs for i in f) == list(range(50))
+    assert {len(f) for f in fs} == {10}
+    assert fs == folds(50, 5, seed=0) and fs != folds(50, 5, seed=1)
+
+
+def test_cross_validation_scores_the_choice_on_held_out_questions() -> None:
+    from bench.metrics import cross_validate, folds
+
+    n = 20
+    fold_of = {i: k for k, f in enumerate(folds(n, 5, 0)) for i in f}
+    # "lucky" is perfect on fold 0 only and worse than "steady" (0.6 everywhere) on average: never chosen
+    scores = {"steady": [0.6] * n, "lucky": [1.0 if fold_of[i] == 0 else 0.4 for i in range(n)]}
+    cv = cross_validate(scores, k=5, seed=0)
+    assert [f["chosen"] for f in cv["folds"]] == ["steady"] * 5
+    assert cv["held_out"] == pytest.approx(0.6) and cv["min"] == cv["max"] == pytest.approx(0.6)
+    # a tie goes to the first configuration listed (the shipped defaults)
+    tie = cross_validate({"first": [0.5] * n, "second": [0.5] * n})
+    assert {f["chosen"] for f in tie["folds"]} == {"first"}

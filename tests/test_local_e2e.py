@@ -67,7 +67,7 @@ def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tm
     assert b["derived"] == b["window"] - b["answer_reserve"] - b["prompt"] - b["question"] - b["history"]
     assert b["context"] == min(b["derived"], b["cap"]) == ctx["budget"] and not b["fixed"]
     assert 0 < ctx["tokens"] <= b["context"]
-    assert trace["round_trips"] == 2
+    assert trace["round_trips"] == 3  # entry, expansion, one multi-hop bridge hop (local.max_hops 3)
     assert trace["route"]["shape"] in ("fact", "relational", "thematic") and trace["route"]["order"]
     assert {"id", "title", "score", "status", "reason"} <= set(trace["entry"][0])
     included = [i for i in trace["items"] if i["status"] == "included"]
@@ -199,18 +199,20 @@ def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
     assert len(fake_llm.chat_requests()) == 1 and out["cost"]["phases"]["route"]["llm_calls"] == 1
 
 
-def test_retrieval_is_two_round_trips(dulce, fake_llm):
-    with open_engine(_cfg(dulce, fake_llm)) as eng:
+@pytest.mark.parametrize("max_hops", [2, 3])
+def test_retrieval_is_two_round_trips_plus_one_per_hop_past_the_second(dulce, fake_llm, max_hops):
+    with open_engine(_cfg(dulce, fake_llm, max_hops=max_hops)) as eng:
         rt = eng.runtime.for_run()
         before = eng.store.round_trips
         ctx = build_local_context(rt, QUESTION, eng.config.local, budget=3000)
-        assert eng.store.round_trips - before == ctx.recorder.round_trips == 2
+        assert eng.store.round_trips - before == ctx.recorder.round_trips == max_hops
         assert ctx.tokens <= 3000 and ctx.chunk_ids
         assert {c.hop for c in ctx.included if c.source == "chunk"} <= {
             "vector",
             "vector+graph",
             "seed_hop",
             "entity_hop",
+            "bridge",
         }
 
 

@@ -65,6 +65,9 @@ def main() -> None:
                     "ms": ms,
                     "ms_api": ms_api,
                     "route": res.trace.route.shape if res.trace.route is not None else None,
+                    "r2": metrics.ranked_recall(_ranked_chunks(res.trace), q.gold, 2),
+                    "r5": metrics.ranked_recall(_ranked_chunks(res.trace), q.gold, 5),
+                    "hops_found": _depths(res.trace, q.gold),
                 }
             )
         quality[str(b)] = rows
@@ -82,6 +85,18 @@ def main() -> None:
     eng.close()
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
+
+
+def _ranked_chunks(trace) -> list[str]:
+    """The chunk candidates in ranking order (included or dropped for budget), whatever the budget."""
+    ranked = [i for i in trace.items if i.source == "chunk" and i.rank]
+    return [i.id for i in sorted(ranked, key=lambda i: i.rank)]
+
+
+def _depths(trace, gold) -> dict[str, int | None]:
+    """Per gold unit, the hop that brought it in (None: not a candidate)."""
+    depth = {i.id: i.depth for i in trace.items if i.source == "chunk"}
+    return {g: depth.get(g) for g in gold}
 
 
 if __name__ == "__main__":

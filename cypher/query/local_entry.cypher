@@ -1,15 +1,17 @@
 // Local search, round trip 1: entry candidates. Entity vector hits ($entity_k, oversampled by the caller),
 // entity fulltext hits (only when $fulltext is not empty; a Lucene query escaped by the caller) and chunk
-// vector hits ($chunk_k), community report vector hits ($report_k). Every `similarity` is the cosine in [-1, 1] (the index reports (1 + cos) / 2).
+// vector hits ($chunk_k), community report vector hits ($report_k). Entities carry `df`, the chunks that mention
+// them (the named-entity bypass applies to rare names only). Every `similarity` is the cosine in [-1, 1] (the index reports (1 + cos) / 2).
 // Also reports which sources the index holds, so an index without reports or claims still answers.
 CALL () {
   CALL db.index.vector.queryNodes('entity_embedding', $entity_k, $vector) YIELD node, score
-  RETURN collect({id: node.id, title: node.title, similarity: 2 * score - 1}) AS entity_vector
+  RETURN collect({id: node.id, title: node.title, similarity: 2 * score - 1,
+                  df: COUNT { (node)<-[:HAS_ENTITY]-(:Chunk) }}) AS entity_vector
 }
 CALL () {
   UNWIND CASE WHEN $fulltext = '' THEN [] ELSE [$fulltext] END AS q
   CALL db.index.fulltext.queryNodes('entity_fulltext', q, {limit: $fulltext_k}) YIELD node, score
-  RETURN collect({id: node.id, title: node.title, fulltext_score: score,
+  RETURN collect({id: node.id, title: node.title, fulltext_score: score, df: COUNT { (node)<-[:HAS_ENTITY]-(:Chunk) },
                   similarity: vector.similarity.cosine(node.embedding, $vector) * 2 - 1}) AS entity_fulltext
 }
 CALL () {

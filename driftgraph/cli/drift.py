@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -23,20 +24,22 @@ def query_drift(
     max_depth: Annotated[
         int | None, typer.Option("--max-depth", min=0, help=field_help(DriftQuery, "max_depth"))
     ] = None,
-    max_prompt_tokens: Annotated[
-        int | None, typer.Option("--max-prompt-tokens", min=1, help=field_help(DriftQuery, "max_prompt_tokens"))
+    history: Annotated[
+        Path | None, typer.Option("--history", help="JSON file: a list of {role, content} turns.")
     ] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Show progress and print the answer as it comes.")] = False,
 ) -> None:
     """DRIFT: a primer over community reports, then epochs of local searches on de-duplicated follow-ups,
     until the budget, a sufficient score, a plateau, an empty queue or the depth limit stops it."""
+    from driftgraph.api import load_history
+
     request = DriftQuery(
         question=question,
+        history=tuple(load_history(history)) if history is not None else (),
         seed=seed,
         reduce=False if no_reduce else None,
         max_llm_calls=max_llm_calls,
         max_depth=max_depth,
-        max_prompt_tokens=max_prompt_tokens,
     )
     on_token = on_event = None
     if stream and not as_json:

@@ -52,6 +52,7 @@ class EntryCandidate:
     fulltext_rank: int | None = None
     fused: float | None = None
     named: bool | None = None
+    rule: str | None = None  # entities kept: 'similarity', or which named-entity bypass rule let it through
 
 
 @dataclass
@@ -71,6 +72,8 @@ class TraceItem:
     hop: str | None = None
     score: float | None = None
     via: str | None = None  # e.g. the rare entity a second-hop chunk shares with a seed chunk
+    depth: int | None = None  # chunks: the hop that found it (1 entry, 2 seed hop, 3+ multi-hop bridge)
+    rerank_score: float | None = None  # the reranker's relevance score, when local.rerank ran
 
 
 @dataclass

@@ -19,6 +19,7 @@ from driftgraph.query.drift.model import DriftRun, Step
 from driftgraph.query.drift.reduce import tree_text
 from driftgraph.query.requests import DriftQuery
 from driftgraph.query.result import Cost, DriftResult
+from driftgraph.query.standalone import standalone
 from driftgraph.query.trace import Trace, TraceItem, write_trace
 
 if TYPE_CHECKING:
@@ -43,15 +44,24 @@ def drift_search(
 ) -> DriftResult:
     """Run DRIFT for the request (its overrides applied to the ``drift`` section); store the trace."""
     cfg = request.settings(rt.config)
-    question, seed = request.question, cfg.seed
     started = time.perf_counter()
     trips = rt.store.round_trips
+    rewrite, spent = standalone(rt, request.question, request.history, cfg.local)  # multi-turn follow-ups
+    question, seed = (rewrite.query if rewrite else request.question), cfg.seed
+    if spent["llm_calls"]:  # the rewrite call counts against DRIFT's own budget
+        cfg = cfg.model_copy(
+            update={
+                "max_llm_calls": max(1, cfg.max_llm_calls - spent["llm_calls"]),
+                "max_prompt_tokens": max(1000, cfg.max_prompt_tokens - spent["prompt_tokens"]),
+            }
+        )
     backend = GraphBackend(rt, cfg)
     loop = DriftLoop(question, cfg, backend, rt.config.prompts, seed=seed, on_event=on_event, on_token=on_token)
     run = loop.run()
     seconds = time.perf_counter() - started
     cost = Cost.from_ledger(rt.ledger, fixed_phases=PHASES)
     recorder = _recorder(run, seconds)
+    recorder.rewrite = rewrite
     recorder.round_trips = rt.store.round_trips - trips
     if run.stop_reason == "error" and run.error is not None:
         from driftgraph.query.failed import error_info
@@ -64,7 +74,7 @@ def drift_search(
             rt.store,
             recorder,
             rt.config.trace,
-            query=question,
+            query=request.question,
             params={**run.limits, "seed": seed, "request": request.model_dump(mode="json")},
             cost=cost.to_dict(),
             seed=seed,
@@ -79,7 +89,7 @@ def drift_search(
         raise err
     return DriftResult(
         mode="drift",
-        question=question,
+        question=request.question,
         answer=run.answer,
         retrieval_id=retrieval_id,
         context=context,

@@ -104,26 +104,47 @@ def title_in_question(title: str, question_words: Sequence[str]) -> bool:
     return any(list(question_words[i : i + n]) == t for i in range(len(question_words) - n + 1))
 
 
+def named_rule(title: str, question: str, df: int | None, rare_chunks: int) -> str | None:
+    """Why a title the question spells out is a specific name, or None for a generic noun ('country').
+
+    More than one word, capitalised in the question (not as its first word), or mentioned in at most
+    ``rare_chunks`` chunks.
+    """
+    words = _words(title)
+    if len(words) > 1:
+        return "named_multiword"
+    tokens = WORD.findall(question)
+    if any(t.casefold() == words[0] and t[:1].isupper() for t in tokens[1:]):
+        return "named_capitalised"
+    if df is not None and df <= rare_chunks:
+        return "named_rare"
+    return None
+
+
 def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[str], question: str = "") -> EntryResult:
     """Fuse, threshold and cut the raw entry rows (pure; unit-tested without a database).
 
-    An entity whose title the question spells out is a third ranked list in the fusion (longest title first)
-    and passes the similarity thresholds: long LLM-written descriptions dilute a named entity's cosine.
+    An entity whose title the question spells out as a specific name (``named_rule``) is a third ranked list in
+    the fusion (longest title first) and passes the similarity thresholds: long LLM-written descriptions dilute
+    a named entity's cosine. A generic noun the question happens to contain faces the thresholds like any hit.
+    Each kept entity's ``rule`` says what kept it.
     """
     out = EntryResult(present=dict(row.get("present") or {}), chunk_count=int(row.get("chunk_count") or 0))
     merged: dict[str, dict[str, Any]] = {}
     for rank, hit in enumerate(row.get("entity_vector") or [], start=1):
         merged.setdefault(hit["id"], {"id": hit["id"], "title": hit.get("title") or "", "sim": hit["similarity"]})
         merged[hit["id"]]["vrank"] = rank
+        merged[hit["id"]]["df"] = hit.get("df")
     ft_hits = sorted(row.get("entity_fulltext") or [], key=lambda h: (-h["fulltext_score"], h["id"]))
     for rank, hit in enumerate(ft_hits, start=1):
         m = merged.setdefault(hit["id"], {"id": hit["id"], "title": hit.get("title") or "", "sim": hit["similarity"]})
         m["frank"] = rank
+        m.setdefault("df", hit.get("df"))
     qwords = _words(question)
-    named = sorted(
-        (m for m in merged.values() if title_in_question(m["title"], qwords)),
-        key=lambda m: (-len(m["title"]), m["id"]),
-    )
+    for m in merged.values():
+        m["named"] = title_in_question(m["title"], qwords)
+        m["rule"] = named_rule(m["title"], question, m.get("df"), settings.named_rare_chunks) if m["named"] else None
+    named = sorted((m for m in merged.values() if m["rule"]), key=lambda m: (-len(m["title"]), m["id"]))
     for rank, m in enumerate(named, start=1):
         m["trank"] = rank
     for m in merged.values():
@@ -159,7 +180,8 @@ def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[s
             vector_rank=m.get("vrank"),
             fulltext_rank=m.get("frank"),
             fused=round(m["rrf"], 6),
-            named="trank" in m or None,
+            named=m["named"] or None,
+            rule=None if reason else (m["rule"] if "trank" in m else "similarity"),
         )
         out.candidates.append(cand)
         if reason is None:

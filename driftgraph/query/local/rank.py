@@ -58,46 +58,90 @@ def _make(source: str, rank: int, item_id: str, score: float, payload: dict[str,
     return Candidate(source, item_id, 0, score, rank=rank, hop=hop, payload={**payload, "row": text})
 
 
-def _chunks(out: Ranked, x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> None:
+@dataclass
+class ScoredChunk:
+    """A chunk candidate's score parts: ``score = similarity + support``; ``depth`` is the hop that found it
+    (1 = vector hit or entry-entity mention, 2 = shared rare entity with a seed chunk, 3+ = the bridge)."""
+
+    id: str
+    score: float
+    similarity: float
+    support: float
+    hop: str
+    via: str
+    depth: int
+    row: dict[str, Any]
+
+
+def _best_links(links: list[dict[str, Any]], weight: Callable[[dict[str, Any]], float]) -> dict[str, tuple[float, Any]]:
+    best: dict[str, tuple[float, Any]] = {}
+    for link in links:
+        w = weight(link)
+        if w > best.get(link["chunk"], (0.0, None))[0]:
+            best[link["chunk"]] = (w, link)
+    return best
+
+
+def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[ScoredChunk]:
+    """Every fetched chunk with its score, best first (ties by id); bridge links (``x["bridge_links"]``, from
+    ``multihop``) carry their own weight."""
     n = max(entry.chunk_count, 1)
     idf_max = math.log(n + 1)
     hit_sim = {h.id: h.similarity for h in entry.chunk_hits}
     ent_sim = {e.id: float(e.similarity or 0.0) for e in entry.entities}
-    seed_support: dict[str, tuple[float, str]] = {}
-    for link in x.get("seed_links") or []:
-        w = idf(link["df"], n) / idf_max * hit_sim.get(link["via"], 0.0)
-        if w > seed_support.get(link["chunk"], (0.0, ""))[0]:
-            seed_support[link["chunk"]] = (w, link["title"] or link["entity"])
-    entity_support: dict[str, tuple[float, str]] = {}
-    for link in x.get("entity_links") or []:
-        w = idf(link["df"], n) / idf_max * ent_sim.get(link["entity"], 0.0)
-        if w > entity_support.get(link["chunk"], (0.0, ""))[0]:
-            entity_support[link["chunk"]] = (w, link["title"] or link["entity"])
-    gate = s.min_similarity if entry.strict else s.chunk_min_similarity
-    scored = []
+    seed_support = _best_links(
+        x.get("seed_links") or [], lambda k: idf(k["df"], n) / idf_max * hit_sim.get(k["via"], 0.0)
+    )
+    entity_support = _best_links(
+        x.get("entity_links") or [], lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0)
+    )
+    bridge_support = _best_links(x.get("bridge_links") or [], lambda k: float(k["weight"]))
+    scored: list[ScoredChunk] = []
     seen: set[str] = set()
     for c in x.get("chunks") or []:
         if c["id"] in seen:
             continue
         seen.add(c["id"])
         sim = float(c["similarity"]) if c.get("similarity") is not None else hit_sim.get(c["id"], 0.0)
-        seed = seed_support.get(c["id"], (0.0, ""))
-        ent = entity_support.get(c["id"], (0.0, ""))
-        support = s.seed_hop_weight * seed[0] + s.entity_hop_weight * ent[0]
+        seed = seed_support.get(c["id"], (0.0, None))
+        ent = entity_support.get(c["id"], (0.0, None))
+        bridge = bridge_support.get(c["id"], (0.0, None))
+        parts = {"seed_hop": s.seed_hop_weight * seed[0], "entity_hop": s.entity_hop_weight * ent[0]}
+        support = parts["seed_hop"] + parts["entity_hop"] + s.bridge_weight * bridge[0]
+        via, depth = "", 1
         if c["id"] in hit_sim:
             hop = "vector+graph" if support > 0 else "vector"
+        elif bridge[1] is not None and not seed[0] and not ent[0]:
+            hop, depth = "bridge", int(bridge[1]["hop"])
         else:
-            hop = "seed_hop" if seed[0] * s.seed_hop_weight >= ent[0] * s.entity_hop_weight else "entity_hop"
-        scored.append((sim + support, sim, support, hop, c, seed[1] or ent[1]))
-    scored.sort(key=lambda t: (-t[0], t[4]["id"]))
+            hop = "seed_hop" if parts["seed_hop"] >= parts["entity_hop"] else "entity_hop"
+            depth = 2 if hop == "seed_hop" else 1
+        link = bridge[1] if hop == "bridge" else (seed[1] or ent[1])
+        if link is not None:
+            via = link.get("path") or link["title"] or link["entity"]
+        scored.append(ScoredChunk(c["id"], sim + support, sim, support, hop, via, depth, c))
+    scored.sort(key=lambda t: (-t.score, t.id))
+    return scored
+
+
+def _chunks(out: Ranked, x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> None:
+    gate = s.min_similarity if entry.strict else s.chunk_min_similarity
     kept: list[Candidate] = []
-    for score, sim, support, hop, c, via in scored:
-        payload = {"text": c.get("text") or "", "similarity": sim, "support": support, "via": via or None}
-        if sim < gate and (support <= 0 or entry.strict):
-            cand = Candidate("chunk", c["id"], int(c.get("n_tokens") or 0), score, rank=0, hop=hop, payload=payload)
+    for sc in score_chunks(x, entry, s):
+        c = sc.row
+        payload = {
+            "text": c.get("text") or "",
+            "similarity": sc.similarity,
+            "support": sc.support,
+            "via": sc.via or None,
+            "depth": sc.depth,
+        }
+        if sc.similarity < gate and (sc.support <= 0 or entry.strict):
+            tokens = int(c.get("n_tokens") or 0)
+            cand = Candidate("chunk", c["id"], tokens, sc.score, rank=0, hop=sc.hop, payload=payload)
             out.dropped.append((cand, "off_topic" if entry.strict else "below_threshold"))
             continue
-        kept.append(_make("chunk", len(kept) + 1, c["id"], score, payload, hop))
+        kept.append(_make("chunk", len(kept) + 1, c["id"], sc.score, payload, sc.hop))
     out.candidates["chunk"] = kept
 
 
@@ -145,3 +189,24 @@ def _claims(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
     order = {e.id: i for i, e in enumerate(entry.entities)}
     rows = sorted(x.get("claims") or [], key=lambda c: (order.get(c["entity_id"], len(order)), c["id"]))
     out.candidates["claim"] = [_make("claim", i, c["id"], 0.0, c, "entity") for i, c in enumerate(rows, start=1)]
+
+
+def rrf_chunks(lists: list[list[Candidate]], k: int) -> list[Candidate]:
+    """Chunk candidate lists fused by reciprocal rank (``sum 1 / (k + rank)``, ties by id); the first list's
+    candidate object wins for a chunk both hold. Each payload records its rank in every list (``fused``)."""
+    fused: dict[str, float] = {}
+    first: dict[str, Candidate] = {}
+    ranks: dict[str, list[int | None]] = {}
+    for li, cands in enumerate(lists):
+        for pos, c in enumerate(cands, start=1):
+            fused[c.id] = fused.get(c.id, 0.0) + 1.0 / (k + pos)
+            first.setdefault(c.id, c)
+            ranks.setdefault(c.id, [None] * len(lists))[li] = pos
+    order = sorted(fused, key=lambda i: (-fused[i], i))
+    out = []
+    for cid in order:
+        c = first[cid]
+        c.payload = {**(c.payload or {}), "fused": ranks[cid]}
+        out.append(c)
+    return out
+

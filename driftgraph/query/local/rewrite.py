@@ -3,7 +3,8 @@
 A cheap rule decides whether the last question depends on the conversation (pronouns and references such
 as "he", "that", "the second one", or an elliptic follow-up such as "and in 1990?"); only then is the LLM
 asked, with ``prompts/rewrite_query.txt``, for a standalone question. The history itself is cut to the most
-recent ``history_turns`` messages and to ``history_budget`` tokens, newest kept first.
+recent ``history_turns`` messages and to ``history_budget`` tokens: the newest turn, then the turns that share
+the question's words (``history_text``). DRIFT and global use the same rule and rewrite (``standalone``).
 """
 
 from __future__ import annotations
@@ -11,13 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from driftgraph.query.history import recent_turns
+from driftgraph.store.lucene import STOP_WORDS, WORD
 
 if TYPE_CHECKING:
-    from driftgraph.config import LocalConfig
     from driftgraph.llm.chat import ChatClient
+
+
+class HistorySettings(Protocol):
+    """The two keys history selection reads (``local``, ``drift.local``)."""
+
+    history_turns: int
+    history_budget: int
 
 _REFERENCE = re.compile(
     r"\b(he|she|it|its|they|them|their|theirs|his|her|hers|him|this|that|these|those|there|then|former|latter|"
@@ -51,18 +59,35 @@ def needs_rewrite(question: str) -> str | None:
     return None
 
 
-def history_text(turns: Sequence[dict[str, str]], settings: LocalConfig, count: Callable[[str], int]) -> str:
-    """The most recent turns as ``role: content`` lines, newest kept first within ``history_budget``."""
-    lines: list[str] = []
+def history_text(
+    turns: Sequence[dict[str, str]], settings: HistorySettings, count: Callable[[str], int], question: str = ""
+) -> str:
+    """The turns the question needs, within ``history_budget`` tokens, as ``role: content`` lines in order.
+
+    Of the last ``history_turns`` messages the newest always comes first (a follow-up refers to it); the
+    others are taken by how many of the question's content words they share, newer first on a tie, while
+    they fit. Relevance, not only recency: "and the first one you named?" may point several turns back.
+    """
+    recent = recent_turns(turns, settings.history_turns)
+    if not recent:
+        return ""
+    qwords = _content_words(question)
+    newest = len(recent) - 1
+    others = sorted(range(newest), key=lambda i: (-len(qwords & _content_words(recent[i]["content"])), -i))
+    picked: dict[int, str] = {}
     used = 0
-    for turn in reversed(recent_turns(turns, settings.history_turns)):
-        line = f"{turn['role']}: {turn['content'].strip()}\n"
+    for i in [newest, *others]:
+        line = f"{recent[i]['role']}: {recent[i]['content'].strip()}\n"
         cost = count(line)
         if used + cost > settings.history_budget:
-            break
-        lines.append(line)
+            continue  # a smaller, still relevant turn may fit
+        picked[i] = line
         used += cost
-    return "".join(reversed(lines))
+    return "".join(picked[i] for i in sorted(picked))
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.casefold() for w in WORD.findall(text)} - STOP_WORDS
 
 
 def rewrite_question(

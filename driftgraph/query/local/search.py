@@ -8,7 +8,8 @@ Two entry points, both taking a ``Runtime``:
 * ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer, the citation check and the
   stored trace.
 
-Retrieval costs at most two Bolt round trips (entry, expansion); the trace write is one more.
+Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the second (``local.max_hops``,
+default 3); the trace write is one more.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from driftgraph.query.history import validate_history
 from driftgraph.query.local import render
 from driftgraph.query.local.entry import ChunkHit, EntryResult, run_entry
 from driftgraph.query.local.expand import expansion_params, run_expansion
-from driftgraph.query.local.rank import rank_all
+from driftgraph.query.local.multihop import run_bridge
+from driftgraph.query.local.rank import Ranked, rank_all, rrf_chunks
+from driftgraph.query.local.rerank import renumber, rerank_chunks
 from driftgraph.query.local.rewrite import history_text, rewrite_question
 from driftgraph.query.local.route import Route, thematic_wording
 from driftgraph.query.local.route import route as choose_route
@@ -92,8 +95,11 @@ def build_local_context(
     entry, seeds, report_ids = _entry(rt, settings, vector, query, exclude, rec)  # round trip 1
     t2 = time.perf_counter()
     expansion = _expand(rt, settings, vector, entry, seeds, report_ids, exclude, rec)  # round trip 2
+    _bridge(rt, settings, vector, entry, expansion, seeds, exclude, rec)  # round trips 3.. (hops past 2)
     t3 = time.perf_counter()
     ranked = rank_all(expansion, entry, settings, rt.count_many)
+    _fuse_original(rt, settings, question, query, exclude, ranked, rec)  # multi-turn: both questions' chunks
+    _rerank(rt, settings, query, ranked.candidates, rec)  # optional: local.rerank.provider
     rec.absent_sources = [s for s in SOURCES if not entry.present.get(s, False)]
     rec.route = chosen = _route(rt, settings, query, entry)
     text, tokens, result = _assemble(rt, settings, entry, ranked.candidates, chosen, breakdown.context, rec)
@@ -131,7 +137,7 @@ def _standalone_query(
     """The question as a standalone query (rewritten only when history is given) and the history text."""
     count = rt.count_tokens
     turns = validate_history(list(history)) if history else []
-    hist = history_text(turns, settings, count) if turns else ""
+    hist = history_text(turns, settings, count, question) if turns else ""
     # the question alone must fit before anything is spent on it
     window = rt.config.llm.model_context_window
     if count(question) + settings.answer_reserve > window:
@@ -224,6 +230,85 @@ def _expand(
     return expansion
 
 
+def _bridge(
+    rt: Runtime,
+    settings: LocalConfig,
+    vector: Any,
+    entry: EntryResult,
+    expansion: dict[str, Any],
+    seeds: list[str],
+    exclude: Sequence[str],
+    rec: Trace,
+) -> None:
+    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``)."""
+    trips = run_bridge(
+        rt.store,
+        settings,
+        vector,
+        entry,
+        expansion,
+        seeds,
+        sorted({*entry.excluded_ids, *exclude}),
+        sorted({e.lower() for e in exclude}),
+    )
+    rec.round_trips += trips
+
+
+def _fuse_original(
+    rt: Runtime,
+    settings: LocalConfig,
+    question: str,
+    query: str,
+    exclude: Sequence[str],
+    ranked: Ranked,
+    rec: Trace,
+) -> None:
+    """A rewritten question may lose what the user's own words found: retrieve for the original too and fuse
+    the two chunk rankings by reciprocal rank (RRF, ``rrf_k``). Only when a rewrite changed the question."""
+    if query == question:
+        return
+    side = Trace(mode="local", question=question)  # the original's entry verdicts stay out of the trace
+    vector = rt.embed([question], phase="embed")[0]
+    entry, seeds, report_ids = _entry(rt, settings, vector, question, exclude, side)
+    expansion = _expand(rt, settings, vector, entry, seeds, report_ids, exclude, side)
+    _bridge(rt, settings, vector, entry, expansion, seeds, exclude, side)
+    original = rank_all(expansion, entry, settings, rt.count_many)
+    rewritten = ranked.candidates.get("chunk", [])
+    fused = rrf_chunks([rewritten, original.candidates.get("chunk", [])], settings.rrf_k)
+    ranked.candidates["chunk"] = renumber(fused, rt.count_many)
+    rec.round_trips += side.round_trips
+    rec.extra["fusion"] = {
+        "queries": [query, question],
+        "chunks": [len(rewritten), len(original.candidates.get("chunk", []))],
+        "fused": len(fused),
+    }
+    rec.notes.append("chunks of the rewritten and the original question fused by reciprocal rank")
+
+
+def _rerank(
+    rt: Runtime, settings: LocalConfig, query: str, candidates: dict[str, list[Candidate]], rec: Trace
+) -> None:
+    """The configured reranker reorders the best chunk candidates (no call with provider ``none``)."""
+    cfg = settings.rerank
+    if cfg.provider == "none" or not candidates.get("chunk"):
+        return
+    t0 = time.perf_counter()
+    from driftgraph.llm.tokenizer import truncate_tokens
+
+    encoding = rt.config.tokenizer.encoding
+    chunks = rerank_chunks(
+        candidates["chunk"],
+        query,
+        cfg,
+        lambda text, n: truncate_tokens(text, n, encoding),
+        rt.chat,
+        lambda name, **v: _prompt(rt, name, **v),
+    )
+    candidates["chunk"] = renumber(chunks, rt.count_many)
+    rec.timings["rerank_s"] = time.perf_counter() - t0
+    rec.notes.append(f"chunks reranked by {cfg.provider} (top {min(cfg.top_n, len(chunks))} of {len(chunks)})")
+
+
 def _route(rt: Runtime, settings: LocalConfig, query: str, entry: EntryResult) -> Route:
     """The question's shape: which sources go first and which floors hold."""
     return choose_route(
@@ -269,10 +354,21 @@ def _assemble(
 
 def _record_items(rec: Trace, included: list[Candidate], dropped: list[tuple[Candidate, str]]) -> None:
     for c in included:
-        via = (c.payload or {}).get("via")
-        rec.add_item(TraceItem(c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), via))
+        p = c.payload or {}
+        rec.add_item(
+            TraceItem(
+                c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), p.get("via"),
+                depth=p.get("depth"), rerank_score=p.get("rerank_score"),
+            )
+        )
     for c, reason in dropped:
-        rec.add_item(TraceItem(c.source, c.id, c.tokens, "dropped", reason, c.rank or None, c.hop, round(c.score, 4)))
+        p = c.payload or {}
+        rec.add_item(
+            TraceItem(
+                c.source, c.id, c.tokens, "dropped", reason, c.rank or None, c.hop, round(c.score, 4), p.get("via"),
+                depth=p.get("depth"), rerank_score=p.get("rerank_score"),
+            )
+        )
 
 
 def _note(entry: Any, settings: LocalConfig, candidates: dict[str, list[Candidate]]) -> str:

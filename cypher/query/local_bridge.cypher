@@ -1,0 +1,33 @@
+// Local search, round trip 3 (multi-hop bridge, driftgraph/query/local/multihop.py): the chunks that share an
+// entity with the frontier (chunks newly found at the previous hop). Parameters:
+//   $vector        the query embedding
+//   $frontier_ids  chunks whose entities seed this hop
+//   $known_ids     chunks already candidates (not returned again)
+//   $exclude_ids   entities never hopped through (also $exclude_titles, lower-case)
+//   $max_df        entities mentioned in more chunks than this are not hopped through
+//   $per_entity    chunks taken per (frontier chunk, entity), most query-similar first
+// Similarities are cosines in [-1, 1]. Lists come back unordered; the caller scores them.
+CALL () {
+  UNWIND $frontier_ids AS fid
+  MATCH (f:Chunk {id: fid})-[:HAS_ENTITY]->(e:__Entity__)
+  WHERE NOT e.id IN $exclude_ids AND NOT toLower(e.title) IN $exclude_titles
+  WITH f, e, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
+  WHERE df >= 2 AND df <= $max_df
+  CALL (f, e) {
+    MATCH (e)<-[:HAS_ENTITY]-(c:Chunk)
+    WHERE c <> f AND NOT c.id IN $known_ids
+    WITH c, vector.similarity.cosine(c.embedding, $vector) AS sim
+    ORDER BY sim DESC, c.id
+    LIMIT $per_entity
+    RETURN c
+  }
+  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: f.id}) AS links
+}
+CALL (links) {
+  UNWIND [l IN links | l.chunk] AS cid
+  WITH DISTINCT cid
+  MATCH (c:Chunk {id: cid})
+  RETURN collect(c {.id, .text, .n_tokens,
+                    similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS chunks
+}
+RETURN links, chunks

@@ -1,0 +1,78 @@
+"""Multi-hop bridge (round trips 3..): the entities of the best chunks not yet hopped from seed the next hop.
+
+Round trip 2 reaches two hops (the top ``seed_chunks`` vector hits share a rare entity with the chunks they
+bridge to). A question whose chain is longer needs the chunks found there to seed a third hop, and so on:
+after each hop the chunks are scored (``rank.score_chunks``), the best ``bridge_frontier`` chunks that have
+not seeded a hop yet become the frontier, and one query (``cypher/query/local_bridge.cypher``) fetches the
+chunks that share an entity (mentioned in at most ``bridge_max_df`` chunks) with them, the
+``bridge_chunks_per_entity`` most query-similar per entity (so a common entity bridges to few chunks).
+A new chunk's support is ``idf(entity) / idf_max * score(frontier chunk)`` (weighted by ``bridge_weight``),
+so support decays along the chain and an off-topic frontier bridges to little. It stops at ``max_hops`` or
+when a hop finds nothing new. Each link keeps its hop number and its path (entity titles from the seed,
+``A > B``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from driftgraph.query.local.entry import EntryResult
+from driftgraph.query.local.rank import idf, score_chunks
+
+if TYPE_CHECKING:
+    from driftgraph.config import LocalConfig
+    from driftgraph.store.db import Store
+
+
+def run_bridge(
+    store: Store,
+    settings: LocalConfig,
+    vector: Sequence[float],
+    entry: EntryResult,
+    expansion: dict[str, Any],
+    seeds: Sequence[str],
+    exclude_ids: Sequence[str],
+    exclude_titles: Sequence[str],
+) -> int:
+    """Extend ``expansion`` in place (``chunks``, ``bridge_links``) hop by hop; returns the round trips taken."""
+    expansion.setdefault("bridge_links", [])
+    if settings.bridge_frontier <= 0 or not expansion.get("chunks"):
+        return 0
+    n = max(entry.chunk_count, 1)
+    idf_max = math.log(n + 1)
+    gate = settings.min_similarity if entry.strict else settings.chunk_min_similarity
+    expanded = set(seeds)
+    trips = 0
+    for hop in range(3, settings.max_hops + 1):
+        scored = {sc.id: sc for sc in score_chunks(expansion, entry, settings)}
+        frontier = [
+            sc for sc in scored.values() if sc.id not in expanded and (sc.similarity >= gate or sc.support > 0)
+        ][: settings.bridge_frontier]
+        if not frontier:
+            break
+        expanded.update(sc.id for sc in frontier)
+        row = store.read(
+            "query/local_bridge",
+            vector=[float(x) for x in vector],
+            frontier_ids=[sc.id for sc in frontier],
+            known_ids=sorted(scored),
+            exclude_ids=sorted(exclude_ids),
+            exclude_titles=sorted(exclude_titles),
+            max_df=settings.bridge_max_df,
+            per_entity=settings.bridge_chunks_per_entity,
+        )[0]
+        trips += 1
+        if not row["chunks"]:
+            break
+        by_id = {sc.id: sc for sc in frontier}
+        for link in row["links"]:
+            via = by_id[link["via"]]
+            title = link["title"] or link["entity"]
+            link["hop"] = hop
+            link["weight"] = idf(link["df"], n) / idf_max * max(via.score, 0.0)
+            link["path"] = f"{via.via} > {title}" if via.via else title
+        expansion["bridge_links"].extend(row["links"])
+        expansion["chunks"].extend(row["chunks"])
+    return trips
