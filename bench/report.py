@@ -351,4 +351,9 @@ def write(raw: Path, target: Path) -> None:
         d = _load(raw, name)
         if d:
             parts += fn(d)
+    rel = _load(raw, "reliability")
+    if rel and rel.get("matrix"):
+        from bench import reliability
+
+        parts += reliability.section(rel)
     target.write_text("\n".join(parts).rstrip() + "\n")

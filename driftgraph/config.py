@@ -43,6 +43,7 @@ class Neo4jConfig(_Section):
     password: str = "driftgraph"
     database: str = "neo4j"
     launcher: LauncherConfig = LauncherConfig()
+    index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
 
 
 class LLMConfig(_Section):
@@ -80,7 +81,20 @@ class PromptsConfig(_Section):
     """Prompts are files; ``dir`` (if set) holds edited copies that win over the packaged ones."""
 
     dir: str | None = None
-    overrides: dict[str, str] = Field(default_factory=dict)
+    overrides: dict[str, str] = Field(default_factory=dict, description="prompt name -> file; names as in prompts/")
+
+    @model_validator(mode="after")
+    def _known_prompt_names(self) -> PromptsConfig:
+        """An override for a prompt that does not exist would be silently ignored: name the valid ones."""
+        from driftgraph.resources import data_dir
+
+        known = sorted(p.stem for p in data_dir("prompts").glob("*.txt"))
+        for name in self.overrides:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else f"; prompts are: {', '.join(known)}"
+                raise ValueError(f"prompts.overrides: no prompt named '{name}'{hint}")
+        return self
 
 
 class ModelPrice(_Section):
@@ -238,6 +252,10 @@ class GlobalConfig(_Section):
     rate_batch_size: int = Field(16, ge=1, le=100, description="dynamic: report summaries rated per call")
     rate_text_tokens: int = Field(200, ge=16, description="dynamic: summary tokens shown per report when rating")
     repair_retries: int = Field(1, ge=0, le=3, description="repair calls for a malformed JSON reply")
+    max_llm_calls: int = Field(500, ge=1, description="chat calls per question (rating, map, reduce); never exceeded")
+    max_prompt_tokens: int = Field(
+        2_000_000, ge=1000, description="prompt tokens per question; never exceeded (reserved before each call)"
+    )
 
 
 class BasicConfig(_Section):

@@ -21,9 +21,12 @@ from tests.support.drift_fakes import tree_responder
 from tests.support.foreign_graphs import (
     EXAMPLES,
     assert_kept,
+    er_reply,
     foreign,
+    is_er_request,
     llm_graph_builder,
     llm_graph_builder_communities,
+    neo4j_graphrag_pipeline,
     neo4j_graphrag_shape,
     snapshot,
     wipe,
@@ -256,3 +259,36 @@ def test_cli_adopt_json(eng, neo4j_config, fake_llm, tmp_path):
     assert "adopted a llm-graph-builder graph" in text.stdout and "LLM calls 0" in text.stdout
     bad = run_cli(["adopt", "--from", "nonsense"], neo4j_config, fake_llm, tmp_path)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
+
+
+def test_graph_built_by_neo4j_graphrags_own_kg_builder(eng, fake_llm):
+    """examples/docs through neo4j-graphrag's own components; its Neo4jWriter needs APOC (the launcher has it)."""
+    from neo4j_graphrag.indexes import create_vector_index
+
+    fake_llm.responder = lambda req: er_reply(req) if is_er_request(req) else responder(req)
+    driver = eng.store._driver
+    results = neo4j_graphrag_pipeline(driver, _embed(eng), fake_llm.base_url, FILES[:3])
+    assert [r.status for r in results] == ["SUCCESS"] * 3, [r.metadata for r in results]
+    create_vector_index(driver, "ngr_chunks", label="Chunk", embedding_property="embedding", dimensions=384,
+                        similarity_fn="cosine")  # fmt: skip
+    built = snapshot(eng.store)
+    assert {t for t, *_ in built["rels"].values()} >= {"FROM_DOCUMENT", "NEXT_CHUNK", "FROM_CHUNK"}
+    s = eng.adopt()
+    assert s["source"] == "neo4j-graphrag" and s["failures"]["count"] == 0
+    assert s["documents"] == 3 and s["relationships"] > 5 and s["reports"] == s["communities"] > 0
+    assert s["reused_vectors"]["chunk"] == s["chunks"] and s["aliased_indexes"] == ["chunk_embedding"]
+    m = _model(eng)
+    assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
+    assert_kept(built, snapshot(eng.store))
+    _four_modes(eng, "Who runs the Marrow Bay Shipyard?")
+    _vector_retriever_still_works(eng)
+
+    # the tool adds a document; adopt again: only the new part costs LLM calls, nothing of the tool's changes
+    results = neo4j_graphrag_pipeline(driver, _embed(eng), fake_llm.base_url, FILES[3:])
+    assert [r.status for r in results] == ["SUCCESS"]
+    grown = foreign(snapshot(eng.store))
+    again = eng.adopt()
+    assert again["documents"] == 4 and again["chunks"] > s["chunks"]
+    assert 0 < again["added"]["descriptions"] < again["entities"]
+    assert again["added"]["add_ids"] > 0 and again["added"]["embedded"]["chunk"] == 0
+    assert_kept(grown, snapshot(eng.store))

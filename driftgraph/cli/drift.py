@@ -24,6 +24,9 @@ def query_drift(
     max_depth: Annotated[
         int | None, typer.Option("--max-depth", min=0, help=field_help(DriftQuery, "max_depth"))
     ] = None,
+    max_prompt_tokens: Annotated[
+        int | None, typer.Option("--max-prompt-tokens", min=1, help=field_help(DriftQuery, "max_prompt_tokens"))
+    ] = None,
     history: Annotated[
         Path | None, typer.Option("--history", help="JSON file: a list of {role, content} turns.")
     ] = None,
@@ -40,6 +43,7 @@ def query_drift(
         reduce=False if no_reduce else None,
         max_llm_calls=max_llm_calls,
         max_depth=max_depth,
+        max_prompt_tokens=max_prompt_tokens,
     )
     on_token = on_event = None
     if stream and not as_json:

@@ -111,11 +111,14 @@ class DriftQuery(QueryRequest):
 
     mode: ClassVar[str] = "drift"
     section: ClassVar[str] = "drift"
-    overrides: ClassVar[tuple[str, ...]] = ("seed", "reduce", "max_llm_calls", "max_depth")
+    overrides: ClassVar[tuple[str, ...]] = ("seed", "reduce", "max_llm_calls", "max_prompt_tokens", "max_depth")
 
     seed: int | None = Field(None, ge=0, description="Seed of every random choice (default: drift.seed).")
     reduce: bool | None = Field(None, description="Write one final answer; false returns the step tree.")
     max_llm_calls: int | None = Field(None, ge=1, description="Chat-call budget (default: drift.max_llm_calls).")
+    max_prompt_tokens: int | None = Field(
+        None, ge=1, description="Prompt-token budget, never exceeded (default: drift.max_prompt_tokens)."
+    )
     max_depth: int | None = Field(None, ge=0, description="Epochs after the primer (default: drift.max_depth).")
     history: tuple[Turn, ...] = Field(
         (), description="Earlier turns, oldest first: a follow-up question is rewritten into a standalone one."
@@ -131,7 +134,7 @@ class GlobalQuery(QueryRequest):
 
     mode: ClassVar[str] = "global"
     section: ClassVar[str] = "global_"
-    overrides: ClassVar[tuple[str, ...]] = ("level", "dynamic", "seed")
+    overrides: ClassVar[tuple[str, ...]] = ("level", "dynamic", "seed", "max_llm_calls", "max_prompt_tokens")
 
     level: int | None = Field(None, ge=0, description="Community level to read (default: global.level).")
     dynamic: bool | None = Field(
@@ -139,6 +142,12 @@ class GlobalQuery(QueryRequest):
     )
     budget: int | None = Field(None, ge=1, description="Fix the map and reduce budgets in tokens (else derived).")
     seed: int | None = Field(None, ge=0, description="Report order seed (default: global.seed).")
+    max_llm_calls: int | None = Field(
+        None, ge=1, description="Chat-call budget: rating, map and reduce (default: global.max_llm_calls)."
+    )
+    max_prompt_tokens: int | None = Field(
+        None, ge=1, description="Prompt-token budget, never exceeded (default: global.max_prompt_tokens)."
+    )
 
     def settings(self, config: Config) -> GlobalConfig:
         out: GlobalConfig = super().settings(config)
