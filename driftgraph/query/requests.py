@@ -148,6 +148,9 @@ class GlobalQuery(QueryRequest):
     max_prompt_tokens: int | None = Field(
         None, ge=1, description="Prompt-token budget, never exceeded (default: global.max_prompt_tokens)."
     )
+    history: tuple[Turn, ...] = Field(
+        (), description="Earlier turns, oldest first: a follow-up question is rewritten into a standalone one."
+    )
 
     def settings(self, config: Config) -> GlobalConfig:
         out: GlobalConfig = super().settings(config)
