@@ -63,6 +63,14 @@ def test_cold_estimate_makes_no_chat_call_and_bounds_every_stage(fake_llm, corpu
     assert est["total"]["calls"] == sum(s["calls"] for s in est["stages"]) and est["total"]["price_usd"] > 0
 
 
+def test_batch_estimate_applies_the_batch_price_factor(fake_llm, corpus, tmp_path):
+    cfg = _cfg(fake_llm, tmp_path)
+    direct, batch = estimate_index(cfg, corpus), estimate_index(cfg, corpus, batch=True)
+    assert batch["batch"] is True and batch["total"]["calls"] == direct["total"]["calls"]
+    for d, b in zip(direct["stages"], batch["stages"], strict=True):
+        assert b["price_usd"] == pytest.approx(d["price_usd"] * cfg.index.batch_price_factor, abs=2e-4)
+
+
 def test_unknown_model_has_no_price_and_says_so(fake_llm, corpus, tmp_path):
     est = estimate_index(_cfg(fake_llm, tmp_path, model="my-local-model"), corpus)
     assert est["total"]["price_usd"] is None and "my-local-model" in est["note"]

@@ -8,7 +8,8 @@ every gleaning round (an upper bound too: a real run stops early when a round fi
 When every extraction is cached, merging, clustering, summaries and reports run on the real extracted graph and
 their counts are exact. Otherwise the graph is unknown and those stages are estimated from the number of chunks
 (``index.estimate_*`` keys): the ``basis`` column says which. Repair retries (one per unusable answer) are not
-counted. Prices come from ``index.prices`` (USD per million tokens, per chat model).
+counted. Prices come from ``index.prices`` (USD per million tokens, per chat model); with ``batch`` (``index
+--batch --estimate``) they are multiplied by ``index.batch_price_factor`` (the Batch API's discount).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class DryChat(ChatClient):
         """Nothing to forget: a dry run never writes the cache."""
 
 
-def estimate_index(cfg: Config, path: str | Path) -> dict[str, Any]:
+def estimate_index(cfg: Config, path: str | Path, *, batch: bool = False) -> dict[str, Any]:
     """Per-stage calls, tokens and price of indexing ``path`` with this config (no chat call, no database)."""
     icfg = cfg.index
     loaded = load_documents(path, icfg)
@@ -140,15 +141,17 @@ def estimate_index(cfg: Config, path: str | Path) -> dict[str, Any]:
         stages.pop("extract_claims", None)
     rows = [stages[s] for s in stages]
     price = icfg.prices.get(cfg.llm.model)
+    factor = icfg.batch_price_factor if batch else 1.0
     for row in rows:
         if price is not None:
             row.price_usd = round(
-                (row.prompt_tokens * price.prompt + row.completion_tokens_max * price.completion) / 1e6, 4
+                factor * (row.prompt_tokens * price.prompt + row.completion_tokens_max * price.completion) / 1e6, 4
             )
     priced = [r.price_usd for r in rows if r.price_usd is not None]
     return {
         "input": str(path),
         "model": cfg.llm.model,
+        "batch": batch,
         "documents": len(loaded.documents),
         "chunks": len(chunks),
         "stages": [r.to_dict() for r in rows],
