@@ -188,6 +188,8 @@ def test_neo4j_graphrag_shape_is_adopted_and_its_vector_retriever_still_works(en
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
     assert_kept(before, snapshot(eng.store))
+    titles = q(eng.store, "MATCH (d:Document) RETURN d.title AS t ORDER BY t")
+    assert [r["t"] for r in titles] == [p.name for p in FILES]
     _vector_retriever_still_works(eng)  # the four modes run over the graph the real builder wrote (below)
     _readme_vector_cypher_retriever_reads_our_index(eng.config, monkeypatch, tmp_path)
 

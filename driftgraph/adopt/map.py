@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from driftgraph.errors import AdoptError
@@ -86,10 +87,10 @@ def link(store: Store) -> dict[str, int]:
 
 
 def fill_documents(store: Store, batch_size: int) -> int:
-    """``title`` (from ``fileName`` or ``path``) and ``human_readable_id`` where the document has none."""
+    """``title`` (``fileName``, else the file name of ``path``), ``human_readable_id``, where missing."""
     rows = []
     for i, d in enumerate(store.read("adopt/read_documents")):
-        title = d["title"] or d["file_name"] or d["path"] or d["id"]
+        title = d["title"] or d["file_name"] or (PurePath(str(d["path"])).name if d["path"] else d["id"])
         props, owned = owned_update(d, {"title": str(title), "human_readable_id": i}, claim=())
         rows.append({"eid": d["eid"], "props": props, "owned": owned})
     return write_owned(store, rows, batch_size)
