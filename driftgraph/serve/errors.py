@@ -134,4 +134,10 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(DriftgraphError, on_api)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
+    # known outside failures get their status without a logged traceback (the catch-all below logs one)
+    import openai
+    from neo4j.exceptions import DriverError, Neo4jError
+
+    for known in (DriverError, Neo4jError, openai.APIError):
+        app.add_exception_handler(known, on_api)
     app.add_exception_handler(Exception, on_api)
