@@ -147,6 +147,7 @@ class IndexConfig(_Section):
     batch_poll_initial_s: float = Field(2.0, gt=0, description="--batch: first wait between polls (doubles)")
     batch_poll_max_s: float = Field(60.0, gt=0, description="--batch: longest wait between polls")
     batch_timeout_s: float = Field(86_400.0, gt=0, description="--batch: give up polling (a re-run resumes)")
+    batch_price_factor: float = Field(0.5, ge=0, description="--batch --estimate: Batch API price / direct price")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IndexConfig:
