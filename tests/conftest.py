@@ -69,15 +69,21 @@ def make_config(neo4j: dict | None = None, **sections: dict) -> Config:
     return parse_config(data, "tests")
 
 
+def empty_database(cfg: Config) -> None:
+    """Every node, constraint and index (other tools' too): a test starts from nothing, whatever used the
+    database before (another test, module or run, a developer's own work). The test database is the tests'."""
+    from driftgraph.store.db import Store
+    from tests.support.foreign_graphs import wipe
+
+    with Store(cfg.neo4j) as store:
+        wipe(store)
+
+
 @pytest.fixture
 def neo4j_cfg(neo4j_config: dict) -> Config:
-    """A Config pointing at the test Neo4j, with the database emptied of driftgraph data and indexes."""
-    from driftgraph.store.db import Store
-
+    """A Config pointing at the test Neo4j, with the database emptied (``empty_database``)."""
     cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+    empty_database(cfg)
     return cfg
 
 
@@ -113,17 +119,62 @@ def shared_data() -> Path:
     return _require_shared(SHARED_DATA)
 
 
-@pytest.fixture(scope="module")
-def dulce(neo4j_config: dict) -> dict:
-    """operation-dulce imported once per test module, with embeddings; yields the Neo4j settings."""
+# operation-dulce as this session's own import left it, per database: what ``dulce_fingerprint`` read then.
+_DULCE: dict[tuple[str, str], tuple] = {}
+_GRAPH = """
+CALL () { MATCH (n) WHERE NOT (n:Retrieval OR n:DriftStep)
+          RETURN count(n) AS nodes, sum(size(keys(n))) AS props, count(n.embedding) AS vectors }
+CALL () { MATCH (a)-[r]->(b) WHERE NOT (a:Retrieval OR a:DriftStep OR b:Retrieval OR b:DriftStep)
+          RETURN count(r) AS relationships }
+RETURN nodes, props, vectors, relationships
+"""
+_DELETE_TRACES = "MATCH (n) WHERE n:Retrieval OR n:DriftStep CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+
+
+def dulce_fingerprint(store) -> tuple:
+    """Nodes, properties, vectors, relationships (retrievals excluded), index and constraint names."""
+    from tests.support.cypher import q
+
+    graph = tuple(q(store, _GRAPH)[0].values())
+    indexes = sorted(f"{r['type']}:{r['name']}" for r in q(store, "SHOW INDEXES YIELD name, type"))
+    constraints = sorted(r["name"] for r in q(store, "SHOW CONSTRAINTS YIELD name"))
+    return graph, tuple(indexes), tuple(constraints)
+
+
+def ensure_dulce(neo4j_config: dict, *, fresh_traces: bool = False) -> dict:
+    """The database holds exactly operation-dulce with embeddings: kept when this session imported it and
+    nothing changed it since, else emptied and imported again. ``fresh_traces`` also deletes stored retrievals."""
     from driftgraph.api import open_engine
     from driftgraph.store.db import Store
+    from tests.support.cypher import q
 
     path = _require_shared(SHARED_DATA / "operation-dulce")
     cfg = make_config(neo4j_config)
+    key = (cfg.neo4j.uri, cfg.neo4j.database)
     with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+        if key in _DULCE and dulce_fingerprint(store) == _DULCE[key]:
+            if fresh_traces:
+                q(store, _DELETE_TRACES)
+            return neo4j_config
+    _DULCE.pop(key, None)
+    empty_database(cfg)
     with open_engine(cfg) as eng:
         eng.import_graphrag(path, reset=True, embed=True)
+    with Store(cfg.neo4j) as store:
+        _DULCE[key] = dulce_fingerprint(store)
     return neo4j_config
+
+
+@pytest.fixture(scope="module")
+def dulce(neo4j_config: dict) -> dict:
+    """operation-dulce with embeddings and no stored retrievals at the start of the module; yields the Neo4j
+    settings. Imported only when the database is not that already (``ensure_dulce``)."""
+    return ensure_dulce(neo4j_config, fresh_traces=True)
+
+
+@pytest.fixture(autouse=True)
+def _dulce_intact(request: pytest.FixtureRequest) -> None:
+    """Before every test that uses ``dulce``: an earlier test that changed the graph (deleted sources, emptied
+    the database) does not leak into it; retrievals stored earlier in the module stay."""
+    if "dulce" in request.fixturenames:
+        ensure_dulce(request.getfixturevalue("dulce"))
