@@ -5,6 +5,8 @@ imports operation-dulce once, runs the fault x mode matrix of ``tests/test_fault
 (``llm.max_retries`` 1, no backoff), then the partial faults (one global batch, one DRIFT step), ``index`` under
 each fault, kill -9 during ``import-graphrag`` / ``index`` and a re-run, and 16 threads on one Engine. Writes
 ``bench/results/raw/reliability.json`` and the "Reliability" section of ``bench/results/latest.md``.
+``python -m bench.reliability neo4j_stop`` (with RELIABILITY_NEO4J_DATA_DIR of the launcher instance) stops
+Neo4j during a query and restarts it.
 """
 
 from __future__ import annotations
@@ -138,9 +140,10 @@ def import_faults(neo4j: dict[str, str], fake: Any) -> str:
     from tests.conftest import make_config
 
     fake.set_fault("status:401")
+    before = len(fake.chat_requests())
     with Engine(make_config(neo4j, llm={"base_url": fake.base_url, "api_key": "t"})) as eng:
         eng.import_graphrag(DULCE, reset=True, embed=True)
-    chat = len(fake.chat_requests())
+    chat = len(fake.chat_requests()) - before
     fake.set_fault(None)
     return f"complete under every chat fault: the importer made {chat} chat calls"
 
@@ -239,6 +242,44 @@ def threads16(neo4j: dict[str, str], fake: Any) -> dict[str, Any]:
     }
 
 
+def neo4j_stop(neo4j: dict[str, str], fake: Any) -> dict[str, Any]:
+    """Stop the launcher's Neo4j while a CLI query waits on the LLM, then start it and query again.
+
+    Needs the launcher instance of NEO4J_URI: RELIABILITY_NEO4J_DATA_DIR (and the port from the URI)."""
+    from driftgraph.api import Engine
+    from tests.conftest import make_config
+    from tests.test_faults import QUESTION, answer_responder
+
+    data_dir = os.environ["RELIABILITY_NEO4J_DATA_DIR"]
+    port = neo4j["uri"].rsplit(":", 1)[1]
+    _reset(neo4j)
+    with Engine(make_config(neo4j)) as eng:
+        eng.import_graphrag(DULCE, reset=True, embed=True)
+    env = {**os.environ, "NEO4J_URI": neo4j["uri"], "NEO4J_PASSWORD": neo4j["password"]}
+    env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "t"}
+    dg = [sys.executable, "-m", "driftgraph"]
+    launcher = ["neo4j", "--port", port, "--data-dir", data_dir]
+    fake.responder, fake.delay = answer_responder, (lambda req: 8.0)
+    fake.set_fault(None)
+    before = len(fake.chat_requests())
+    query = subprocess.Popen([*dg, "query", "basic", QUESTION], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    while len(fake.chat_requests()) == before:
+        time.sleep(0.1)
+    subprocess.run([*dg, launcher[0], "stop", *launcher[1:]], env=env, capture_output=True)
+    _, err = query.communicate()
+    started = subprocess.run([*dg, launcher[0], "start", *launcher[1:]], env=env, capture_output=True, text=True)
+    fake.delay = lambda req: 0.0
+    again = subprocess.run([*dg, "query", "basic", QUESTION], env=env, capture_output=True, text=True)
+    return {
+        "during_exit": query.returncode,
+        "during_stderr": err.strip(),
+        "restart_exit": started.returncode,
+        "after_exit": again.returncode,
+        "after_answered": bool(again.stdout.strip()),
+    }
+
+
 def section(d: dict[str, Any]) -> list[str]:
     """The markdown "Reliability" section of latest.md."""
     lines = [
@@ -267,6 +308,14 @@ def section(d: dict[str, Any]) -> list[str]:
             f"kill -9 during `{name}` after {k['killed_after_s']} s, then a re-run (exit {k['rerun_exit']}): "
             f"counts {k['after_rerun']} vs a clean run {k['clean_run']}: "
             f"{'identical' if k['identical'] else 'DIFFERENT'}.",
+        ]
+    stop = d.get("neo4j_stop")
+    if stop:
+        lines += [
+            "",
+            f"Neo4j stopped while `query basic` waited on the model: exit {stop['during_exit']}, "
+            f"{len(stop['during_stderr'].splitlines())} line on stderr (`{stop['during_stderr'][:90]}...`); after "
+            f"`neo4j start` the next query exits {stop['after_exit']} with an answer.",
         ]
     t = d.get("threads16")
     if t:
@@ -311,6 +360,8 @@ def main(parts: list[str]) -> None:
             data["import"] = import_faults(neo4j, fake)
         if "kills" in parts:
             data["kills"] = kills(neo4j, fake)
+        if "neo4j_stop" in parts:
+            data["neo4j_stop"] = neo4j_stop(neo4j, fake)
         if "threads" in parts:
             data["threads16"] = threads16(neo4j, fake)
     finally:

@@ -106,6 +106,10 @@ def main() -> None:
     sys.argv[1:] = hoist_config(sys.argv[1:])  # --config/-c also after the subcommand
 
     debug = "--debug" in sys.argv[1:]
+    if not debug:  # the driver's retry warnings ("... will be retried in 16s") are not the one line
+        import logging
+
+        logging.getLogger("neo4j").addHandler(logging.NullHandler())
     try:
         app(standalone_mode=True)
     except DriftgraphError as err:
