@@ -47,7 +47,7 @@ def run_round(
     rid = round_id(list(requests))
     state_path = Path(icfg.cache_dir) / "batches" / f"{stage}-{rid}.json"
     state = json.loads(state_path.read_text()) if state_path.is_file() else None
-    if state is None or state.get("status") in DEAD:
+    if state is None or state.get("status") in DEAD | DONE:  # done: its answers were used and evicted since
         lines = "".join(
             json.dumps({"custom_id": k, "method": "POST", "url": "/v1/chat/completions", "body": p}) + "\n"
             for k, p in requests.items()
