@@ -242,6 +242,11 @@ def test_start_status_stop_with_password(tmp_path):
             driver.verify_connectivity()
         # Bolt listens on loopback only.
         assert _listen_addresses(cfg.port) == {"127.0.0.1"}
+        # The build recorded a class-data-sharing archive, and the JVM maps it.
+        archive = launcher.cds_archive()
+        failed = archive.with_suffix(".failed")
+        assert archive.is_file(), failed.read_text() if failed.is_file() else "no CDS archive and no failure note"
+        assert str(archive) in Path(f"/proc/{st.pid}/maps").read_text()
     finally:
         assert launcher.stop(cfg) is True
     assert not launcher.status(cfg).running
