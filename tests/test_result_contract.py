@@ -76,7 +76,7 @@ MODE_KEYS: dict[str, dict[str, Any]] = {
 TRACE_EXTRA = {
     "local": set(),
     "basic": {"retrieval"},
-    "global": {"map", "selection", "reports", "batches", "points"},
+    "global": {"map", "selection", "reports", "batches", "points", "call_budget"},  # call_budget: issue 13
     "drift": {"call_budget", "hyde", "primer", "reduce", "dropped_follow_ups", "step_budgets"},
 }
 STEP = {"id": str, "parent": OPT_STR, "query": str, "depth": int, "status": str}

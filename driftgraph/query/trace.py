@@ -205,6 +205,10 @@ def write_trace(
                     "hop": "entry",
                 }
             )
+    # Every trace locks the nodes it links to in one global order (by id), so concurrent questions that share
+    # chunks or entities never wait on each other in a cycle (Neo4j would abort one as a deadlock).
+    for key in rows:
+        rows[key].sort(key=lambda row: (str(row["id"]), row["status"]))
     store.run("trace/write", retrieval=props, **rows)
     return rid
 

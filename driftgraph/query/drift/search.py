@@ -165,6 +165,8 @@ def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
                 items[key].append(
                     {"step": sid(s.id), "id": row["id"], "rank": row.get("rank"), "tokens": row.get("tokens")}
                 )
+    for key in items:  # one lock order for every writer (see query/trace.write_trace)
+        items[key].sort(key=lambda row: (str(row["id"]), str(row["step"])))
     rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
 
 
