@@ -16,7 +16,7 @@ from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.basic.search import fulltext_query
 from driftgraph.query.citations import map_citations
 from driftgraph.query.global_.map import _parse_points, make_batches
-from driftgraph.query.global_.select import Report, ReportState, _ratings_validator
+from driftgraph.query.global_.select import CommunityReport, ReportState, _ratings_validator
 from driftgraph.query.requests import check_question
 from driftgraph.runtime import Runtime
 
@@ -84,8 +84,10 @@ def test_question_and_citations():
     assert fulltext_query('What is "Dulce" AND (base)?') == "what is dulce and base"
 
 
-def _reports(sizes: list[int]) -> list[Report]:
-    return [Report(f"r{i:03d}", i, 0, f"t{i}", 1.0, "", " ".join(["word"] * n), n) for i, n in enumerate(sizes)]
+def _reports(sizes: list[int]) -> list[CommunityReport]:
+    return [
+        CommunityReport(f"r{i:03d}", i, 0, f"t{i}", 1.0, "", " ".join(["word"] * n), n) for i, n in enumerate(sizes)
+    ]
 
 
 def test_batches_are_seeded_and_cover_every_report_once():

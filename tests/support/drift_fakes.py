@@ -15,7 +15,7 @@ from driftgraph.config import DriftConfig, LLMConfig, PromptsConfig, parse_confi
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.tokenizer import count_tokens, truncate_tokens
-from driftgraph.query.drift.backend import Report
+from driftgraph.query.drift.backend import PrimerReport
 from driftgraph.query.drift.loop import DriftLoop
 from driftgraph.query.drift.model import DriftRun, StepContext
 
@@ -63,12 +63,12 @@ class FakeBackend:
     def report_text(self, report_id: str) -> str:
         return self.reports[report_id]
 
-    def primer_reports(self, vector: np.ndarray, k: int) -> list[Report]:
+    def primer_reports(self, vector: np.ndarray, k: int) -> list[PrimerReport]:
         scored = sorted(
             ((float(bow_vector(t) @ vector), rid) for rid, t in self.reports.items()), key=lambda x: (-x[0], x[1])
         )
         return [
-            Report(rid, rid[1:], f"Report {rid}", self.reports[rid], self.count_tokens(self.reports[rid]), s)
+            PrimerReport(rid, rid[1:], f"Report {rid}", self.reports[rid], self.count_tokens(self.reports[rid]), s)
             for s, rid in scored[:k]
         ]
 

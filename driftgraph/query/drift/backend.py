@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Report:
+class PrimerReport:
     """A community report offered to the primer; ``label`` is the short id the model cites."""
 
     id: str
@@ -43,7 +43,7 @@ class DriftBackend(Protocol):
 
     def report_text(self, report_id: str) -> str: ...
 
-    def primer_reports(self, vector: np.ndarray, k: int) -> list[Report]:
+    def primer_reports(self, vector: np.ndarray, k: int) -> list[PrimerReport]:
         """The ``k`` reports most similar to ``vector``, best first."""
         ...
 

@@ -16,7 +16,7 @@ import numpy as np
 from driftgraph.config import DriftConfig
 from driftgraph.llm.tokenizer import truncate_tokens
 from driftgraph.prompts import render_prompt
-from driftgraph.query.drift.backend import Report
+from driftgraph.query.drift.backend import PrimerReport
 from driftgraph.query.drift.model import StepContext
 
 if TYPE_CHECKING:
@@ -57,13 +57,13 @@ class GraphBackend:
         rows = self.rt.store.read("query/drift_report_text", id=report_id)
         return (rows[0]["text"] or "") if rows else ""
 
-    def primer_reports(self, vector: np.ndarray, k: int) -> list[Report]:
+    def primer_reports(self, vector: np.ndarray, k: int) -> list[PrimerReport]:
         rows = self.rt.store.read("query/drift_primer_reports", k=k, vector=[float(x) for x in vector])
         out = []
         for r in rows:
             text = r["text"] or ""
             tokens = r["n_tokens"] if r["n_tokens"] is not None else self.count_tokens(text)
-            out.append(Report(r["id"], r["label"], r["title"], text, int(tokens), float(r["score"])))
+            out.append(PrimerReport(r["id"], r["label"], r["title"], text, int(tokens), float(r["score"])))
         return out
 
     def step_budget(self, global_query: str, query: str) -> Any:

@@ -19,7 +19,7 @@ from driftgraph.config import DriftConfig, PromptsConfig
 from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
 from driftgraph.query.citations import check_citations
-from driftgraph.query.drift.backend import DriftBackend, Report, count_messages
+from driftgraph.query.drift.backend import DriftBackend, PrimerReport, count_messages
 from driftgraph.query.drift.calls import Caller, Job, JobResult
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
@@ -192,12 +192,12 @@ class DriftLoop:
         return out
 
     # -- primer -----------------------------------------------------------------------------------------
-    def _folds(self, reports: list[Report]) -> tuple[list[list[Report]], list[dict[str, Any]]]:
+    def _folds(self, reports: list[PrimerReport]) -> tuple[list[list[PrimerReport]], list[dict[str, Any]]]:
         """Round-robin split (each fold gets strong and weak reports), each fold within its token budget."""
         n = max(1, min(self.cfg.primer_folds, len(reports)))
-        folds: list[list[Report]] = [reports[i::n] for i in range(n)]
+        folds: list[list[PrimerReport]] = [reports[i::n] for i in range(n)]
         dropped: list[dict[str, Any]] = []
-        fitted: list[list[Report]] = []
+        fitted: list[list[PrimerReport]] = []
         for fold in folds:
             used, kept = 0, []
             for rep in fold:
@@ -206,7 +206,8 @@ class DriftLoop:
                     used += rep.tokens
                 elif not kept:  # a single report larger than the fold: keep its head
                     text = self.be.truncate(rep.text, self.cfg.primer_fold_tokens)
-                    kept.append(Report(rep.id, rep.label, rep.title, text, self.cfg.primer_fold_tokens, rep.similarity))
+                    cut = PrimerReport(rep.id, rep.label, rep.title, text, self.cfg.primer_fold_tokens, rep.similarity)
+                    kept.append(cut)
                     used = self.cfg.primer_fold_tokens
                 else:
                     dropped.append({"id": rep.id, "label": rep.label, "reason": "budget"})

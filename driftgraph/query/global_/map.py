@@ -21,7 +21,7 @@ from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 from driftgraph.query.global_.gate import CallGate, OverBudget, failure
-from driftgraph.query.global_.select import Report, ReportState
+from driftgraph.query.global_.select import CommunityReport, ReportState
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
@@ -51,7 +51,7 @@ class Point:
 @dataclass
 class MapBatch:
     index: int
-    reports: list[tuple[int, Report]]
+    reports: list[tuple[int, CommunityReport]]
     text: str
     tokens: int
     points: list[Point] = field(default_factory=list)
@@ -84,7 +84,7 @@ def render_report(short_id: int, text: str) -> str:
 
 
 def make_batches(
-    reports: list[Report], states: dict[str, ReportState], budget: int, rng: random.Random, rt: Runtime
+    reports: list[CommunityReport], states: dict[str, ReportState], budget: int, rng: random.Random, rt: Runtime
 ) -> list[MapBatch]:
     """Seeded order, short ids 1..n, greedy packing; every batch's exact token count is <= ``budget``."""
     from driftgraph.llm.tokenizer import truncate_tokens
@@ -93,7 +93,7 @@ def make_batches(
     order = sorted(reports, key=lambda r: r.id)
     rng.shuffle(order)
     sep = rt.count_tokens(SEPARATOR)
-    blocks: list[tuple[int, Report, str, int]] = []
+    blocks: list[tuple[int, CommunityReport, str, int]] = []
     for short_id, report in enumerate(order, 1):
         block = render_report(short_id, report.text)
         tokens = rt.count_tokens(block)
@@ -104,8 +104,8 @@ def make_batches(
         states[report.id].short_id = short_id
         states[report.id].tokens = tokens
         blocks.append((short_id, report, block, tokens))
-    batches: list[list[tuple[int, Report, str, int]]] = []
-    current: list[tuple[int, Report, str, int]] = []
+    batches: list[list[tuple[int, CommunityReport, str, int]]] = []
+    current: list[tuple[int, CommunityReport, str, int]] = []
     used = 0
     for item in blocks:
         price = item[3] + (sep if current else 0)
@@ -120,7 +120,7 @@ def make_batches(
     return _exact(batches, budget, rt)
 
 
-def _exact(groups: list[list[tuple[int, Report, str, int]]], budget: int, rt: Runtime) -> list[MapBatch]:
+def _exact(groups: list[list[tuple[int, CommunityReport, str, int]]], budget: int, rt: Runtime) -> list[MapBatch]:
     """Re-count each packed batch as one text; move trailing reports on if the joined text runs over."""
     out: list[MapBatch] = []
     queue = list(groups)

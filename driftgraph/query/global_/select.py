@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Report:
+class CommunityReport:
     """One community report as global search sees it (``text`` is its full_content)."""
 
     id: str
@@ -43,7 +43,7 @@ class Report:
     parent: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Report:
+    def from_row(cls, row: dict[str, Any]) -> CommunityReport:
         return cls(
             id=str(row["id"]),
             community=row.get("community"),
@@ -63,7 +63,7 @@ class Report:
 class ReportState:
     """What happened to one report: the furthest stage it reached, and the verdict with its reason."""
 
-    report: Report
+    report: CommunityReport
     stage: str = "listed"  # listed -> rated -> mapped -> used
     status: str | None = None  # "included" | "dropped", set once the run ends
     reason: str | None = None
@@ -112,7 +112,7 @@ class ReportState:
 class Selection:
     """The reports to map (in id order) and the state of every report visited."""
 
-    selected: list[Report]
+    selected: list[CommunityReport]
     states: dict[str, ReportState]
     mode: str
     level: int
@@ -144,9 +144,9 @@ def select_level(rt: Runtime, level: int) -> Selection:
     if not rows:
         _no_reports(rt, level)
     states: dict[str, ReportState] = {}
-    selected: list[Report] = []
+    selected: list[CommunityReport] = []
     for row in rows:
-        report = Report.from_row(row)
+        report = CommunityReport.from_row(row)
         state = states[report.id] = ReportState(report)
         if report.text.strip():
             selected.append(report)
@@ -173,12 +173,12 @@ def select_dynamic(
 
     A report without a rating (the reply stayed malformed, the call failed, no budget left) is not taken as
     relevant: it is dropped with ``rating_malformed``, ``rating_failed`` or ``budget``."""
-    frontier = [Report.from_row(r) for r in rt.store.read("query/global_roots")]
+    frontier = [CommunityReport.from_row(r) for r in rt.store.read("query/global_roots")]
     if not frontier:
         _no_reports(rt, 0)
     sel = Selection([], {}, "dynamic", max_level)
     kept_children: dict[str, int] = {}
-    descended: list[Report] = []
+    descended: list[CommunityReport] = []
     depth = 0
     while frontier:
         for report in frontier:
@@ -188,7 +188,7 @@ def select_dynamic(
             if not (r.text.strip() or r.summary.strip()):
                 sel.states[r.id].drop("no_report")
         ratings, unrated = _rate(rt, question, settings, readable, sel, gate)
-        next_parents: list[Report] = []
+        next_parents: list[CommunityReport] = []
         for report in readable:
             state = sel.states[report.id]
             rating = ratings.get(report.id)
@@ -223,17 +223,17 @@ def select_dynamic(
     return sel
 
 
-def _children(rt: Runtime, parent_ids: list[str]) -> list[Report]:
+def _children(rt: Runtime, parent_ids: list[str]) -> list[CommunityReport]:
     if not parent_ids:
         return []
-    return [Report.from_row(r) for r in rt.store.read("query/global_children", ids=parent_ids)]
+    return [CommunityReport.from_row(r) for r in rt.store.read("query/global_children", ids=parent_ids)]
 
 
 def _rate(
     rt: Runtime,
     question: str,
     settings: GlobalConfig,
-    reports: list[Report],
+    reports: list[CommunityReport],
     sel: Selection,
     gate: CallGate | None = None,
 ) -> tuple[dict[str, int | None], dict[str, str]]:
@@ -259,7 +259,7 @@ def _rate(
         },
     )
 
-    def rate_batch(batch: list[Report]) -> Any:
+    def rate_batch(batch: list[CommunityReport]) -> Any:
         blocks = []
         for n, report in enumerate(batch, 1):
             text = report.summary.strip() or report.text
