@@ -96,7 +96,7 @@ def _jvm_flags(heap: str) -> list[str]:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def _train_cds(jar: Path, timeout_s: float = 900.0) -> None:
@@ -116,6 +116,7 @@ def _train_cds(jar: Path, timeout_s: float = 900.0) -> None:
         cmd += ["--port", str(bolt), "--http-port", str(http), "--data-dir", str(Path(scratch) / "db")]
         cmd += ["--page-cache", "32m", "--exit-when-ready"]
         env = {**os.environ, "NEO4J_PASSWORD": "cds-training-run"}
+        proc: subprocess.CompletedProcess[str] | OSError | subprocess.TimeoutExpired
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
             ok = proc.returncode == 0 and "READY" in proc.stdout and tmp.is_file() and tmp.stat().st_size > 0
