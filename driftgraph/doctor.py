@@ -33,6 +33,7 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
             "edition": row["edition"],
             "uri": cfg.neo4j.uri,
             "database": cfg.neo4j.database,
+            "browser": _browser_url(rt),
         }
 
     def routing() -> dict[str, Any]:
@@ -107,3 +108,20 @@ def _empty(rt: Runtime) -> bool:
     """No documents, chunks, entities or communities: the database holds no index of ours (yet)."""
     row = rt.store.read("admin/counts")[0]
     return not any(row[k] for k in ("documents", "chunks", "entities", "communities", "claims"))
+
+
+def _browser_url(rt: Runtime) -> str | None:
+    """Neo4j Browser's address when the server has an HTTP connector (the launcher's, or Docker's), else None."""
+    try:
+        settings = {r["name"]: r["value"] for r in rt.store.read("admin/http_settings")}
+    except Exception:  # not allowed (Aura) or an older server: no URL, not a failure
+        return None
+    if str(settings.get("server.http.enabled", "false")).lower() != "true":
+        return None
+    address = str(settings.get("server.http.listen_address") or "")
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        return None
+    host = "127.0.0.1" if host in ("", "localhost", "0.0.0.0", "::") else host.strip("[]")
+    return f"http://{host}:{port}/browser/"
+

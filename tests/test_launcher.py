@@ -300,3 +300,15 @@ def test_missing_java_names_it_and_points_at_docker(tmp_path):
     )
     assert res.returncode != 0
     assert ("'java'" in res.stderr or "'mvn'" in res.stderr) and "docker/compose.yml" in res.stderr
+
+
+@pytest.mark.neo4j
+def test_doctor_prints_the_browser_url(running, tmp_path):
+    cfg, st, _ = running
+    env = {**os.environ, "NEO4J_URI": st.uri, "NEO4J_PASSWORD": PASSWORD}
+    args = [sys.executable, "-m", "driftgraph", "doctor"]
+    res = subprocess.run([*args, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    report = json.loads(res.stdout)
+    assert report["neo4j"]["ok"] and report["neo4j"]["browser"] == st.browser_url
+    text = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert f"browser={st.browser_url}" in text.stdout
