@@ -68,9 +68,10 @@ def _is_drift_reduce(request: dict[str, Any]) -> bool:
     return "## Step s0" in request["messages"][-1]["content"]
 
 
-def cfg_for(neo4j: dict, fake: Any, base_url: str | None = None, **sections: Any) -> Any:
+def cfg_for(neo4j: dict, fake: Any, base_url: str | None = None, timeout_s: float = 60.0, **sections: Any) -> Any:
+    # a short timeout only for the timeout fault: on a loaded machine a healthy call can take 0.4 s
     llm = {"base_url": base_url or fake.base_url, "api_key": "test", "max_retries": 1, "backoff_base_s": 0.0}
-    llm["timeout_s"] = 0.4
+    llm["timeout_s"] = timeout_s
     drift = {"max_depth": 1, "primer_folds": 2, "follow_ups_per_epoch": 2, "min_score_gain": 0}
     drift.update(sections.pop("drift", {}))
     return make_config(neo4j, llm=llm, drift=drift, **sections)
@@ -91,7 +92,7 @@ def run_case(neo4j: dict, fake: Any, mode: str, fault_name: str) -> dict[str, An
     fake.responder = answer_responder
     fake.hang_s = 1.0
     fake.set_fault(None if fault == "refused" else fault, times=times)
-    cfg = cfg_for(neo4j, fake, REFUSED_URL if fault == "refused" else None)
+    cfg = cfg_for(neo4j, fake, REFUSED_URL if fault == "refused" else None, 0.4 if fault == "timeout" else 60.0)
     printed: list[str] = []
     stream = fault == "stream_cut"
     with open_engine(cfg) as eng:

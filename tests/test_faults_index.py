@@ -38,9 +38,10 @@ def corpus(tmp_path: Path) -> Path:
     return docs
 
 
-def _cfg(neo4j: dict, fake: Any, tmp_path: Path, base_url: str | None = None) -> Any:
+def _cfg(neo4j: dict, fake: Any, tmp_path: Path, base_url: str | None = None, timeout_s: float = 60.0) -> Any:
+    # a short timeout only where the fault is a timeout: on a loaded machine a healthy call can take 0.4 s
     llm = {"base_url": base_url or fake.base_url, "model": "fake-model", "backoff_base_s": 0.0, "max_retries": 1}
-    llm["timeout_s"] = 0.4
+    llm["timeout_s"] = timeout_s
     return make_config(neo4j, llm=llm, index={**INDEX, "cache_dir": str(tmp_path / "cache")})
 
 
@@ -53,7 +54,8 @@ def test_index_stops_with_one_line_when_the_endpoint_refuses_or_is_down(
     fake_llm.hang_s = 1.0
     fake_llm.set_fault(None if fault == "refused" else fault)
     base_url = REFUSED_URL if fault == "refused" else None
-    with Engine(_cfg(neo4j_config, fake_llm, tmp_path, base_url)) as eng, pytest.raises(error_type) as info:
+    timeout_s = 0.4 if fault == "timeout" else 60.0
+    with Engine(_cfg(neo4j_config, fake_llm, tmp_path, base_url, timeout_s)) as eng, pytest.raises(error_type) as info:
         eng.index(corpus)
     message = str(info.value)
     assert "\n" not in message and text in message and (base_url or fake_llm.base_url) in message
