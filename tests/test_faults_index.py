@@ -64,7 +64,10 @@ def test_index_stops_with_one_line_when_the_endpoint_refuses_or_is_down(
 def test_index_retries_transient_faults_to_completion(neo4j_cfg, neo4j_config, fake_llm, corpus, tmp_path):
     fake_llm.responder = responder
     fake_llm.set_fault("every_nth_429:3")
-    with Engine(_cfg(neo4j_config, fake_llm, tmp_path)) as eng:
+    cfg = _cfg(neo4j_config, fake_llm, tmp_path)
+    # one call at a time: with two in flight a call and its retry can both land on a 3rd request and fail
+    cfg.index.concurrency = 1
+    with Engine(cfg) as eng:
         summary = eng.index(corpus)
     assert summary["failures"]["count"] == 0 and summary["reports"] > 0
     total = summary["llm"]["total"]
