@@ -20,6 +20,7 @@ The tree::
     │   ├── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
     │   ├── LLMRequestRejected       the endpoint refused this one request (400, 413, 422: too long, filtered)
     │   └── LLMUnavailable           still failing after the retries (5xx, timeout, refused connection)
+    ├── OverBudget                   the next LLM call would pass the question's call / token budget
     ├── CallFailed                   one LLM request failed after its repair (recorded, never fatal)
     ├── ReplyFormatError (ValueError) a model reply holds no usable JSON (sent back in a repair prompt)
     ├── EmbedderError                the embedding model cannot load or answer
@@ -127,6 +128,11 @@ class LLMRequestRejected(LLMError):
 
 class LLMUnavailable(LLMError):
     """A request still failed after every retry (5xx, 429, timeout, refused or dropped connection)."""
+
+
+class OverBudget(DriftgraphError):
+    """The next call would take the question over its ``max_llm_calls`` or ``max_prompt_tokens`` (global search:
+    the batch is skipped with ``stop_reason: budget``)."""
 
 
 class CallFailed(DriftgraphError):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from driftgraph.errors import OverBudget
 from driftgraph.llm.jsonreply import extract_json_object
 from driftgraph.prompts import render_prompt
 
@@ -68,7 +69,7 @@ def ask_json(
         else:
             try:
                 res = gate.reserve(convo)
-            except Exception:
+            except OverBudget:
                 if attempt == 0:
                     raise
                 return JsonOutcome(None, attempt, False, f"{error}; no budget left for a repair")

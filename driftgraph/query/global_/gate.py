@@ -14,16 +14,12 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import LLMError
+from driftgraph.errors import LLMError, OverBudget
 from driftgraph.query.drift.stop import FIRST_MARGIN, MARGIN, Budget, Reservation
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
     from driftgraph.runtime import Runtime
-
-
-class OverBudget(Exception):
-    """The next call would take the question over ``max_llm_calls`` or ``max_prompt_tokens``."""
 
 
 class CallGate:

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import LLMError
+from driftgraph.errors import LLMError, OverBudget
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
-from driftgraph.query.global_.gate import CallGate, OverBudget, failure
+from driftgraph.query.global_.gate import CallGate, failure
 from driftgraph.query.global_.select import CommunityReport, ReportState
 
 if TYPE_CHECKING:

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import OverBudget
 from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
 from driftgraph.query.citations import map_citations
-from driftgraph.query.global_.gate import CallGate, OverBudget
+from driftgraph.query.global_.gate import CallGate
 from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
 from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
 from driftgraph.query.requests import GlobalQuery

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import LLMError, NoReportsError
+from driftgraph.errors import LLMError, NoReportsError, OverBudget
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
-from driftgraph.query.global_.gate import CallGate, OverBudget
+from driftgraph.query.global_.gate import CallGate
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
