@@ -1,10 +1,11 @@
-import re
 from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from driftgraph.config import Config, ConfigError, leaf_paths, load_config, parse_config
+from tests.support.config_reads import _sources_of, config_reads
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,12 +48,99 @@ def test_defaults_roundtrip_through_yaml():
     assert parse_config(data) == Config()
 
 
+def test_prompt_override_names_are_validated(tmp_path):
+    """An override for a prompt that does not exist would be ignored silently: it fails loading, naming it."""
+    with pytest.raises(ConfigError) as err:
+        parse_config({"prompts": {"overrides": {"local_serch": "x.txt"}}}, "driftgraph.yaml")
+    msg = str(err.value)
+    assert "prompts.overrides" in msg and "'local_serch'" in msg and "did you mean 'local_search'" in msg
+    with pytest.raises(ConfigError, match="no prompt named 'zzz'; prompts are: .*local_search"):
+        parse_config({"prompts": {"overrides": {"zzz": "x.txt"}}})
+    edited = tmp_path / "mine.txt"
+    edited.write_text("Mine: {question}")
+    from driftgraph.prompts import render_prompt
+
+    cfg = parse_config({"prompts": {"overrides": {"rewrite_query": str(edited)}}})
+    assert render_prompt("rewrite_query", cfg.prompts, question="q?") == "Mine: q?"
+
+
 def test_every_config_key_is_read_by_code():
-    """No dead parameters: each leaf key's attribute is accessed somewhere outside config.py."""
-    sources = "\n".join(p.read_text() for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
-    unread = []
-    for path in leaf_paths():
-        leaf = path.split(".")[-1]
-        if not re.search(rf"\.{re.escape(leaf)}\b", sources):
-            unread.append(path)
-    assert not unread, f"config keys no code reads: {unread}"
+    """No dead parameters: every leaf path is read through a config-typed value (tests/support/config_reads)."""
+    sources = _sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
+    read, leaves = config_reads(Config, sources)
+    assert leaves == set(leaf_paths()) and len(read) > 150  # the walk resolved the real sources
+    assert not leaves - read, f"config keys no code reads: {sorted(leaves - read)}"
+
+
+class _Hops(BaseModel):
+    max_hops: int = 3
+    dead: int = 0
+
+
+class _DriftHops(_Hops):
+    depth: int = 1
+
+
+class _Other(BaseModel):
+    max_hops: int = 2
+    history_turns: int = 5
+    unused: bool = False
+
+
+class _Drift(BaseModel):
+    local: _DriftHops = _DriftHops()
+    seed: int = 0
+
+
+class _Root(BaseModel):
+    local: _Hops = _Hops()
+    other: _Other = _Other()
+    drift: _Drift = _Drift()
+    name: str = "x"
+
+
+_SYNTHETIC = """
+from typing import Protocol
+
+class HasTurns(Protocol):
+    history_turns: int
+
+class Runtime:
+    config: _Root
+
+class Backend:
+    def __init__(self, rt: Runtime, cfg: _Drift | None) -> None:
+        self.rt, self.cfg = rt, cfg
+
+    def step(self) -> int:
+        return self.cfg.local.depth + getattr(self.rt.config, "name") and 1
+
+def hops(settings: _Other, turns: HasTurns) -> int:
+    other = settings.model_copy()
+    return other.max_hops + turns.history_turns
+
+def untyped(cfg):
+    return cfg.local.max_hops + cfg.local.dead + cfg.drift.seed
+
+def drift_seed(rt: Runtime) -> int:
+    return rt.config.drift.seed
+"""
+
+
+def test_the_dead_key_check_is_by_dotted_path_and_can_fail():
+    """Same leaf names elsewhere and untyped reads are no evidence; typed chains of every kind are."""
+    read, leaves = config_reads(_Root, {"synthetic.py": _SYNTHETIC})
+    assert read == {"drift.local.depth", "name", "other.max_hops", "other.history_turns", "drift.seed"}
+    # `other.max_hops` is read, `local.max_hops` not, although a `.max_hops` read exists (the old grep passed it)
+    assert leaves - read == {"local.max_hops", "local.dead", "drift.local.max_hops", "drift.local.dead", "other.unused"}
+    # a section annotation stands for every place its class (or a subclass) sits
+    typed = _SYNTHETIC + "\ndef typed(s: _Hops) -> int:\n    return s.max_hops\n"
+    read, _ = config_reads(_Root, {"synthetic.py": typed})
+    assert {"local.max_hops", "drift.local.max_hops"} <= read and "local.dead" not in read
+    # on the real sources, a key whose only read is removed is reported
+    sources = _sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
+    path = next(k for k, text in sources.items() if "port=cfg.serve.port" in text)
+    sources[path] = sources[path].replace("cfg.serve.port", "cfg.serve.host")
+    sources = {k: v for k, v in sources.items() if k == path or "serve.port" not in v}
+    read, _ = config_reads(Config, sources)
+    assert "serve.port" not in read and "serve.host" in read

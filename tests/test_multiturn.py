@@ -88,3 +88,22 @@ def test_drift_rewrites_a_follow_up_and_a_standalone_question_costs_nothing(dulc
         res = eng.query(DriftQuery(question=STANDALONE, history=HISTORY, max_llm_calls=10))
         assert res.trace.rewrite is not None and res.trace.rewrite.method == "rule"
         assert not any("Standalone question:" in str(c["messages"]) for c in fake_llm.chat_requests()[n:])
+
+
+def test_drift_reads_its_own_history_keys_not_locals(dulce, fake_llm) -> None:
+    """DRIFT's follow-up rewrite picks turns with ``drift.local.history_*``; ``local.history_*`` is local's."""
+    fake_llm.responder = _responder(tree_responder(layers=DULCE_LAYERS))
+    local_none = {"history_turns": 0, "history_budget": 0}
+    drift = {"max_depth": 1, "local": {"history_turns": 1, "history_budget": 1000}}
+    with open_engine(_cfg(dulce, fake_llm, local=local_none, drift=drift)) as eng:
+        res = eng.query(DriftQuery(question=FOLLOW_UP, history=HISTORY, max_llm_calls=10))
+    assert res.trace.rewrite is not None and res.trace.rewrite.method == "llm"
+    prompt = fake_llm.chat_requests()[0]["messages"][0]["content"]
+    assert "Standalone question:" in prompt and HISTORY[3]["content"] in prompt  # one turn: the newest
+    assert HISTORY[0]["content"] not in prompt and HISTORY[2]["content"] not in prompt
+    n = len(fake_llm.chat_requests())
+    drift["local"] = {"history_turns": 5, "history_budget": 0}  # no room for any turn: nothing to rewrite from
+    with open_engine(_cfg(dulce, fake_llm, drift=drift)) as eng:
+        res = eng.query(DriftQuery(question=FOLLOW_UP, history=HISTORY, max_llm_calls=10))
+    assert res.trace.rewrite is not None and res.trace.rewrite.method != "llm"
+    assert not any("Standalone question:" in str(c["messages"]) for c in fake_llm.chat_requests()[n:])

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from driftgraph.config import Config
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="driftgraph.yaml to use.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -25,7 +28,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def load() -> Any:
+def load() -> Config:
     from driftgraph.config import load_config
 
     return load_config(state.config_path)
