@@ -64,7 +64,8 @@ def _outcome(out: dict[str, Any]) -> str:
 
 
 def matrix(neo4j: dict[str, str], fake: Any) -> dict[str, dict[str, str]]:
-    from tests.test_faults import FAULTS, run_case
+    from tests.support.faults import FAULTS
+    from tests.test_faults import run_case
 
     table: dict[str, dict[str, str]] = {}
     for fault in FAULTS:
@@ -111,16 +112,17 @@ def partial(neo4j: dict[str, str], fake: Any) -> dict[str, str]:
 def index_faults(neo4j: dict[str, str], fake: Any) -> dict[str, str]:
     from driftgraph.api import Engine
     from driftgraph.errors import LLMError
+    from tests.support.faults import EXAMPLES, INDEX_FAULTS, Fault
     from tests.support.index_responder import responder
-    from tests.test_faults_index import EXAMPLES, INDEX_FAULTS, REFUSED_URL, _cfg
+    from tests.test_faults_index import _cfg
 
     out: dict[str, str] = {}
-    for name, (fault, _, _) in {**INDEX_FAULTS, "429_every_3rd": ("every_nth_429:3", None, "")}.items():
+    for name, fault in {**INDEX_FAULTS, "429_every_3rd": Fault("every_nth_429:3", None, "recovers")}.items():
         _reset(neo4j)
         fake.responder = responder
-        fake.set_fault(None if fault == "refused" else fault)
+        fault.inject(fake)
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = _cfg(neo4j, fake, Path(tmp), REFUSED_URL if fault == "refused" else None)
+            cfg = _cfg(neo4j, fake, Path(tmp), fault)
             t0 = time.perf_counter()
             try:
                 with Engine(cfg) as eng:
@@ -191,8 +193,8 @@ def _kill_and_rerun(neo4j: dict[str, str], fake: Any, args: list[str], cwd: Path
 
 
 def kills(neo4j: dict[str, str], fake: Any) -> dict[str, Any]:
+    from tests.support.faults import EXAMPLES, INDEX
     from tests.support.index_responder import responder
-    from tests.test_faults_index import EXAMPLES, INDEX
 
     fake.responder = responder
     with tempfile.TemporaryDirectory() as tmp:

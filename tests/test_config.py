@@ -5,7 +5,7 @@ import yaml
 from pydantic import BaseModel
 
 from driftgraph.config import Config, ConfigError, leaf_paths, load_config, parse_config
-from tests.support.config_reads import _sources_of, config_reads
+from tests.support.config_reads import config_reads, sources_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,7 +66,7 @@ def test_prompt_override_names_are_validated(tmp_path):
 
 def test_every_config_key_is_read_by_code():
     """No dead parameters: every leaf path is read through a config-typed value (tests/support/config_reads)."""
-    sources = _sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
+    sources = sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
     read, leaves = config_reads(Config, sources)
     assert leaves == set(leaf_paths()) and len(read) > 150  # the walk resolved the real sources
     assert not leaves - read, f"config keys no code reads: {sorted(leaves - read)}"
@@ -138,7 +138,7 @@ def test_the_dead_key_check_is_by_dotted_path_and_can_fail():
     read, _ = config_reads(_Root, {"synthetic.py": typed})
     assert {"local.max_hops", "drift.local.max_hops"} <= read and "local.dead" not in read
     # on the real sources, a key whose only read is removed is reported
-    sources = _sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
+    sources = sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if p.name != "config.py")
     path = next(k for k, text in sources.items() if "port=cfg.serve.port" in text)
     sources[path] = sources[path].replace("cfg.serve.port", "cfg.serve.host")
     sources = {k: v for k, v in sources.items() if k == path or "serve.port" not in v}

@@ -16,42 +16,18 @@ import pytest
 
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery
 from driftgraph.api import open_engine
-from driftgraph.errors import FatalLLMError, LLMError, LLMUnavailable
+from driftgraph.errors import LLMError
 from tests.conftest import make_config
 from tests.support.cli import run_cli
 from tests.support.drift_fakes import DULCE_LAYERS, request_kind, step_query, tree_responder
+from tests.support.faults import FAULTS, Fault, llm_section
 from tests.support.global_fake import responder as global_responder
 from tests.support.global_fake import schema_name
 
 pytestmark = pytest.mark.e2e
 QUESTION = "What happened in the mainframe room?"
-REFUSED_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens, the connection is refused
 
 DRIFT_TREE = tree_responder(layers=DULCE_LAYERS)
-# fault -> expected outcome: "fatal" (FatalLLMError), "down" (LLMUnavailable), "recovers" (answered after retries)
-FAULTS: dict[str, tuple[str, int | None, str]] = {
-    "401": ("status:401", None, "fatal"),
-    "403": ("status:403", None, "fatal"),
-    "404": ("status:404", None, "fatal"),
-    "500_always": ("status:500", None, "down"),
-    "timeout": ("timeout", None, "down"),
-    "malformed_json": ("malformed", None, "down"),
-    "truncated_json": ("truncated", None, "down"),
-    "refused": ("refused", None, "down"),
-    "429_every_2nd": ("every_nth_429:2", None, "recovers"),
-    "500_once": ("status:500", 1, "recovers"),
-    "stream_cut_once": ("stream_cut", 1, "recovers"),
-}
-STATUS_IN_MESSAGE = {
-    "401": "answered 401",
-    "403": "answered 403",
-    "404": "answered 404",
-    "500_always": "answered 500 after 1 retries",
-    "timeout": "did not answer within",
-    "malformed_json": "not valid JSON",
-    "truncated_json": "not valid JSON",
-    "refused": "cannot connect",
-}
 
 
 def answer_responder(request: dict[str, Any]) -> str:
@@ -68,10 +44,9 @@ def _is_drift_reduce(request: dict[str, Any]) -> bool:
     return "## Step s0" in request["messages"][-1]["content"]
 
 
-def cfg_for(neo4j: dict, fake: Any, base_url: str | None = None, timeout_s: float = 60.0, **sections: Any) -> Any:
-    # a short timeout only for the timeout fault: on a loaded machine a healthy call can take 0.4 s
-    llm = {"base_url": base_url or fake.base_url, "api_key": "test", "max_retries": 1, "backoff_base_s": 0.0}
-    llm["timeout_s"] = timeout_s
+def cfg_for(neo4j: dict, fake: Any, fault: Fault | None = None, **sections: Any) -> Any:
+    """Small DRIFT settings and the ``llm`` section of ``fault`` (a healthy endpoint without one)."""
+    llm = llm_section(fake, fault)
     drift = {"max_depth": 1, "primer_folds": 2, "follow_ups_per_epoch": 2, "min_score_gain": 0}
     drift.update(sections.pop("drift", {}))
     return make_config(neo4j, llm=llm, drift=drift, **sections)
@@ -88,13 +63,12 @@ def request_for(mode: str) -> Any:
 
 def run_case(neo4j: dict, fake: Any, mode: str, fault_name: str) -> dict[str, Any]:
     """Run one mode under one fault; the outcome as the reliability table reports it (used by bench too)."""
-    fault, times, _ = FAULTS[fault_name]
+    fault = FAULTS[fault_name]
     fake.responder = answer_responder
-    fake.hang_s = 1.0
-    fake.set_fault(None if fault == "refused" else fault, times=times)
-    cfg = cfg_for(neo4j, fake, REFUSED_URL if fault == "refused" else None, 0.4 if fault == "timeout" else 60.0)
+    fault.inject(fake)
+    cfg = cfg_for(neo4j, fake, fault)
     printed: list[str] = []
-    stream = fault == "stream_cut"
+    stream = fault.server == "stream_cut"
     with open_engine(cfg) as eng:
         try:
             res = eng.query(request_for(mode), on_token=printed.append if stream else None)
@@ -112,9 +86,9 @@ def run_case(neo4j: dict, fake: Any, mode: str, fault_name: str) -> dict[str, An
 @pytest.mark.parametrize("fault_name", list(FAULTS))
 @pytest.mark.parametrize("mode", ["local", "basic", "global", "drift"])
 def test_every_mode_under_every_fault(dulce, fake_llm, mode, fault_name):
-    expected = FAULTS[fault_name][2]
+    fault = FAULTS[fault_name]
     out = run_case(dulce, fake_llm, mode, fault_name)
-    if expected == "recovers":
+    if fault.outcome == "recovers":
         assert out["outcome"] == "answered", out.get("error")
         res, total = out["result"], out["total"]
         assert res.answer and res.retrieval_id and res.stop_reason != "error"
@@ -126,10 +100,10 @@ def test_every_mode_under_every_fault(dulce, fake_llm, mode, fault_name):
         return
     assert out["outcome"] == "error"
     err = out["error"]
-    assert isinstance(err, FatalLLMError if expected == "fatal" else LLMUnavailable)
+    assert isinstance(err, fault.error)
     message = str(err)
-    assert "\n" not in message and STATUS_IN_MESSAGE[fault_name] in message
-    assert (REFUSED_URL if fault_name == "refused" else fake_llm.base_url) in message
+    assert "\n" not in message and fault.message in message
+    assert fault.base_url(fake_llm) in message
     stored = out["stored"]
     assert stored is not None and stored["stop_reason"] == "error" and stored["mode"] == mode
     assert stored["trace"]["error"]["status"] == err.status

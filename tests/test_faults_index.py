@@ -12,23 +12,12 @@ from typing import Any
 import pytest
 
 from driftgraph.api import Engine
-from driftgraph.errors import FatalLLMError, LLMUnavailable
 from tests.conftest import SHARED_DATA, make_config
 from tests.support.cli import run_cli
+from tests.support.faults import EXAMPLES, INDEX, INDEX_FAULTS, Fault, llm_section
 from tests.support.index_responder import data_of, responder
 
 pytestmark = pytest.mark.e2e
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
-INDEX = {"chunk_size": 200, "chunk_overlap": 10, "claims": False, "max_gleanings": 0, "concurrency": 2}
-REFUSED_URL = "http://127.0.0.1:9/v1"
-INDEX_FAULTS = {
-    "401": ("status:401", FatalLLMError, "answered 401"),
-    "404": ("status:404", FatalLLMError, "answered 404"),
-    "500_always": ("status:500", LLMUnavailable, "answered 500"),
-    "timeout": ("timeout", LLMUnavailable, "did not answer within"),
-    "malformed_json": ("malformed", LLMUnavailable, "not valid JSON"),
-    "refused": ("refused", LLMUnavailable, "cannot connect"),
-}
 
 
 @pytest.fixture
@@ -38,10 +27,8 @@ def corpus(tmp_path: Path) -> Path:
     return docs
 
 
-def _cfg(neo4j: dict, fake: Any, tmp_path: Path, base_url: str | None = None, timeout_s: float = 60.0) -> Any:
-    # a short timeout only where the fault is a timeout: on a loaded machine a healthy call can take 0.4 s
-    llm = {"base_url": base_url or fake.base_url, "model": "fake-model", "backoff_base_s": 0.0, "max_retries": 1}
-    llm["timeout_s"] = timeout_s
+def _cfg(neo4j: dict, fake: Any, tmp_path: Path, fault: Fault | None = None) -> Any:
+    llm = {**llm_section(fake, fault), "model": "fake-model"}
     return make_config(neo4j, llm=llm, index={**INDEX, "cache_dir": str(tmp_path / "cache")})
 
 
@@ -49,16 +36,13 @@ def _cfg(neo4j: dict, fake: Any, tmp_path: Path, base_url: str | None = None, ti
 def test_index_stops_with_one_line_when_the_endpoint_refuses_or_is_down(
     neo4j_cfg, neo4j_config, fake_llm, corpus, tmp_path, fault_name
 ):
-    fault, error_type, text = INDEX_FAULTS[fault_name]
+    fault = INDEX_FAULTS[fault_name]
     fake_llm.responder = responder
-    fake_llm.hang_s = 1.0
-    fake_llm.set_fault(None if fault == "refused" else fault)
-    base_url = REFUSED_URL if fault == "refused" else None
-    timeout_s = 0.4 if fault == "timeout" else 60.0
-    with Engine(_cfg(neo4j_config, fake_llm, tmp_path, base_url, timeout_s)) as eng, pytest.raises(error_type) as info:
+    fault.inject(fake_llm)
+    with Engine(_cfg(neo4j_config, fake_llm, tmp_path, fault)) as eng, pytest.raises(fault.error) as info:
         eng.index(corpus)
     message = str(info.value)
-    assert "\n" not in message and text in message and (base_url or fake_llm.base_url) in message
+    assert "\n" not in message and fault.message in message and fault.base_url(fake_llm) in message
 
 
 def test_index_retries_transient_faults_to_completion(neo4j_cfg, neo4j_config, fake_llm, corpus, tmp_path):

@@ -19,11 +19,10 @@ import pytest
 from driftgraph.store.db import Store
 from tests.conftest import SHARED_DATA, make_config
 from tests.support.cli import run_cli
+from tests.support.faults import EXAMPLES, INDEX
 from tests.support.index_responder import responder
 
 pytestmark = pytest.mark.e2e
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
-INDEX = {"chunk_size": 200, "chunk_overlap": 10, "claims": False, "max_gleanings": 0, "concurrency": 2}
 
 
 def counts(neo4j: dict) -> dict[str, int]:

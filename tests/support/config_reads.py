@@ -335,5 +335,5 @@ def unread(root: type[BaseModel], sources: Mapping[str, str]) -> list[str]:
     return sorted(leaves - read)
 
 
-def _sources_of(paths: Iterable[Any]) -> dict[str, str]:
+def sources_of(paths: Iterable[Any]) -> dict[str, str]:
     return {str(p): p.read_text(encoding="utf-8") for p in paths}
