@@ -293,3 +293,34 @@ def test_graph_built_by_neo4j_graphrags_own_kg_builder(eng, fake_llm):
     assert 0 < again["added"]["descriptions"] < again["entities"]
     assert again["added"]["add_ids"] > 0 and again["added"]["embedded"]["chunk"] == 0
     assert_kept(grown, snapshot(eng.store))
+
+
+def test_import_graphrag_and_index_never_delete_a_foreign_graph(eng, neo4j_config, fake_llm, tmp_path):
+    """A reset deletes every Document, Chunk and __Entity__, the other tool's too: refused, adopted or not."""
+    from tests.support import graphrag_fixture
+
+    folder = graphrag_fixture.write(tmp_path / "graphrag")
+    neo4j_graphrag_shape(eng.store, _embed(eng), FILES[:1])  # not adopted yet: no DriftgraphMeta at all
+    for args in (["import-graphrag", str(folder), "--reset"], ["import-graphrag", str(folder)]):
+        before = snapshot(eng.store)
+        res = run_cli(args, neo4j_config, fake_llm, tmp_path)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 1 and len(lines) == 1, res.stderr
+        assert "a graph that neo4j-graphrag built" in lines[0] and "NEO4J_DATABASE" in lines[0]
+        assert ("would delete it" in lines[0]) == ("--reset" in args)
+        assert snapshot(eng.store) == before
+    with pytest.raises(InputError, match="a graph that neo4j-graphrag built, which `index --reset` would delete"):
+        eng.index(EXAMPLES, reset=True)
+    wipe(eng.store)
+    llm_graph_builder(eng.store, _embed(eng), FILES[:1])
+    eng.adopt()
+    adopted = snapshot(eng.store)
+    for reset in (True, False):
+        with pytest.raises(InputError, match="llm-graph-builder built and driftgraph adopted"):
+            eng.import_graphrag(folder, reset=reset)
+    assert snapshot(eng.store) == adopted
+    # driftgraph's own import is still replaced by --reset (its PART_OF / HAS_ENTITY are not a foreign shape)
+    wipe(eng.store)
+    eng.import_graphrag(folder)
+    again = eng.import_graphrag(folder, reset=True)
+    assert again["counts"]["Document"] == 2

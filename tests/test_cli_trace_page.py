@@ -138,3 +138,21 @@ def test_trace_show_prints_the_cost_ledger_as_a_table(
         want = cost if phase == "total" else cost["phases"][phase]
         assert values[1:3] == [str(want["llm_calls"]), str(want["prompt_tokens"])], row
         assert values[5] == str(want["embedding_tokens"]), row
+
+
+def test_trace_show_prints_the_route_and_its_floors_readably(asked: dict, fake_llm, tmp_path: Path) -> None:
+    from driftgraph.cli.trace import route_line
+
+    route = {"shape": "fact", "order": ["entity", "chunk"], "floors": {"chunk": 3, "entity": 2}, "reason": "a name",
+             "router": "rule"}  # fmt: skip
+    assert route_line(route) == (
+        "route: fact (by rule: a name); order entity > chunk; always room for at least 3 chunks, 2 entities"
+    )
+    assert route_line({**route, "floors": {}}).endswith("; no floors")
+    rid = asked["envelope"]["retrieval_id"]
+    res = run_cli(["trace", "show", rid], asked["neo4j"], fake_llm, tmp_path)
+    assert res.returncode == 0, res.stderr
+    stored = asked["envelope"]["trace"]["route"]
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("route: "))
+    assert line == route_line(stored) and "{" not in line and "[" not in line
+    assert "always room for at least" in line  # the stored route has floors (local.chunk_floor is 3)

@@ -11,28 +11,19 @@ A database that driftgraph indexed or imported itself is refused: adopting it wo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from driftgraph.errors import AdoptError
 from driftgraph.store.db import Store
+from driftgraph.store.foreign import SOURCES, Source, signatures
 from driftgraph.store.schema import read_meta
 
-Source = Literal["neo4j-graphrag", "llm-graph-builder"]
-SOURCES: tuple[Source, ...] = ("neo4j-graphrag", "llm-graph-builder")
+__all__ = ["SOURCES", "Detected", "Source", "choose", "detect", "signatures"]
 
 
 @dataclass(frozen=True)
 class Detected:
     source: Source
     counts: dict[str, int]
-
-
-def signatures(counts: dict[str, int]) -> dict[Source, bool]:
-    """Whether each tool's shape is present (both can be: then ``--from`` must choose)."""
-    return {
-        "neo4j-graphrag": bool(counts["kg_builder"] or counts["from_chunk"] or counts["from_document"]),
-        "llm-graph-builder": bool(counts["first_chunk"] or (counts["part_of"] and counts["has_entity"])),
-    }
 
 
 def choose(counts: dict[str, int], wanted: str, filled_by: str | None) -> Source:

@@ -134,8 +134,7 @@ def _render(data: dict[str, Any]) -> None:
             + (" (fixed)" if b.get("fixed") else "")
         )
     if trace.get("route"):
-        r = trace["route"]
-        out.print(f"route: {r.get('shape')} order={r.get('order')} floors={r.get('floors')} ({r.get('reason', '')})")
+        out.print(route_line(trace["route"]), markup=False, soft_wrap=True)  # one line, brackets as they are
     if trace.get("absent_sources"):
         out.print(f"absent sources: {', '.join(trace['absent_sources'])}")
     out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}")
@@ -163,6 +162,19 @@ def _render(data: dict[str, Any]) -> None:
     out.print(t)
     if trace.get("citations"):
         out.print(f"citations: {trace['citations']}")
+
+
+PLURAL = {"chunk": "chunks", "entity": "entities", "relationship": "relationships", "report": "reports"}
+
+
+def route_line(route: dict[str, Any]) -> str:
+    """The route as a sentence: ``route: fact (by rule: why); order chunk > entity ...; at least 3 chunks, ...``."""
+    by = f"by {route['router']}: " if route.get("router") else ""
+    order = " > ".join(str(o) for o in route.get("order") or []) or "none"
+    floors = route.get("floors") or {}
+    kept = ", ".join(f"{n} {PLURAL.get(str(k), str(k))}" for k, n in floors.items())
+    room = f"always room for at least {kept}" if kept else "no floors"
+    return f"route: {route.get('shape')} ({by}{route.get('reason', '')}); order {order}; {room}"
 
 
 COST_COLUMNS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens", "cache_hits")

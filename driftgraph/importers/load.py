@@ -16,6 +16,7 @@ from driftgraph.config import ImportConfig
 from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, iter_rows
 from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
+from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.schema import mark_filled_by
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def run_import(
     cat = open_folder(path)  # every hard error is raised here, before the database is touched
     lap("validate")
     store = rt.store
+    refuse_foreign(store, "import-graphrag --reset" if reset else "import-graphrag", reset)
     if reset:
         ingest.delete_all(store)
         store.run_script("admin/drop_schema")

@@ -27,6 +27,7 @@ from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.store import ingest
+from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.index_state import read_state, stored_reports
 from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
 
@@ -118,7 +119,7 @@ def run_index(
         else:
             chat.ledger = ledger
         with stage("schema"):
-            _refuse_adopted(store)
+            refuse_foreign(store, "index --reset" if reset else "index", reset)
             if reset:
                 ingest.delete_all(store)
                 store.run_script("admin/drop_schema")
@@ -232,16 +233,4 @@ def _refuse_foreign_index(store: Store, state: dict[str, Any]) -> None:
             f"the database holds an imported GraphRAG index ({len(state['documents'])} documents) that indexing "
             "this folder would delete as removed files: use `driftgraph index DIR --reset` to replace it, "
             "or another database (NEO4J_DATABASE)"
-        )
-
-
-def _refuse_adopted(store: Store) -> None:
-    """An adopted graph is another tool's: `index` would delete its documents as removed, `--reset` all of it."""
-    meta = read_meta(store)
-    filled_by = (meta.filled_by if meta else None) or ""
-    if filled_by.startswith("adopt:"):
-        raise InputError(
-            f"this database holds a graph that {filled_by[6:]} built and driftgraph adopted, which `index` "
-            "would delete (with or without --reset): after that tool adds documents re-run `driftgraph adopt`, "
-            "or index into another database (NEO4J_DATABASE)"
         )
