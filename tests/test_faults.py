@@ -198,7 +198,7 @@ def test_sixteen_threads_share_one_engine(dulce, fake_llm):
 
 def test_cli_errors_are_one_line_and_debug_shows_the_traceback(dulce, fake_llm, tmp_path):
     fake_llm.set_fault("status:401")
-    for mode in ("basic", "drift"):
+    for mode in ("local", "basic", "global", "drift"):
         plain = run_cli(["query", mode, QUESTION], dulce, fake_llm, tmp_path)
         assert plain.returncode == 1 and plain.stdout == "", plain.stdout
         lines = plain.stderr.strip().splitlines()
