@@ -1,12 +1,13 @@
 """Reliability: every query mode, ``index`` and ``import-graphrag`` against an endpoint with injected faults.
 
 ``python -m bench.reliability`` (needs NEO4J_URI / NEO4J_PASSWORD of a disposable database: it is reset)
-imports operation-dulce once, runs the fault x mode matrix of ``tests/test_faults.py`` on the fake server
-(``llm.max_retries`` 1, no backoff), then the partial faults (one global batch, one DRIFT step), ``index`` under
-each fault, kill -9 during ``import-graphrag`` / ``index`` and a re-run, and 16 threads on one Engine. Writes
+imports operation-dulce once, runs the fault x mode matrix (the table in ``tests/support/faults.py``, the cases
+of ``tests/test_faults.py``) on the fake server (``llm.max_retries`` 1, no backoff), then the partial faults
+(one global batch, one DRIFT step), ``index`` under each fault, kill -9 during ``import-graphrag`` / ``index``
+and a re-run, and 16 threads on one Engine. Writes
 ``bench/results/raw/reliability.json`` and the "Reliability" section of ``bench/results/latest.md``.
 ``python -m bench.reliability neo4j_stop`` (with RELIABILITY_NEO4J_DATA_DIR of the launcher instance) stops
-Neo4j during a query and restarts it.
+Neo4j during a query and restarts it (``tests/test_faults_neo4j.py`` asserts the same on its own launcher).
 """
 
 from __future__ import annotations
