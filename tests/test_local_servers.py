@@ -192,3 +192,20 @@ def test_llamacpp_ignoring_dimensions_names_the_size_to_configure():
             OpenAIEmbedder(cfg.embeddings, cfg.llm).embed(["Kelmouth"])
     finally:
         fake.stop()
+
+
+def test_embeddings_on_an_endpoint_of_their_own():
+    """llama.cpp and vLLM serve one model each: ``embeddings.base_url`` points at the embedding server."""
+    compat.forget_all()
+    chat, embed = FakeOpenAI(profile=LLAMACPP).start(), FakeOpenAI(profile=LLAMACPP).start()
+    try:
+        cfg = make_config(
+            llm={"base_url": chat.base_url},
+            embeddings={"provider": "openai", "base_url": embed.base_url, "model": "nomic-embed-text-v1.5",
+                        "dimensions": 768},  # fmt: skip
+        )
+        assert OpenAIEmbedder(cfg.embeddings, cfg.llm).embed(["Kelmouth"]).shape == (1, 768)
+        assert [r["_path"] for r in embed.requests] == ["/v1/embeddings"] and chat.requests == []
+    finally:
+        chat.stop()
+        embed.stop()

@@ -114,8 +114,9 @@ class OpenAIEmbedder:
         from driftgraph.llm.client import make_openai_client
 
         self._cfg = cfg
-        self._llm = llm
-        self._client = make_openai_client(llm)
+        # a server that holds one model (vLLM, llama.cpp) serves the embeddings on an endpoint of their own
+        self._llm = llm if cfg.base_url is None else llm.model_copy(update={"base_url": cfg.base_url})
+        self._client = make_openai_client(self._llm)
         self._ledger = ledger
         self.model_id = cfg.model
         self.dimensions = cfg.dimensions
