@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from driftgraph.api import Engine
-from driftgraph.errors import EmbedderError, FatalLLMError
+from driftgraph.errors import EmbedderError, FatalLLMError, LLMRequestRejected
 from driftgraph.llm import compat
 from driftgraph.llm.embedder import OpenAIEmbedder
 from tests.conftest import make_config
@@ -209,3 +209,21 @@ def test_embeddings_on_an_endpoint_of_their_own():
     finally:
         chat.stop()
         embed.stop()
+
+
+def test_vllm_context_limit_is_met_by_model_context_window(neo4j_cfg, neo4j_config, tmp_path):
+    """vLLM refuses prompt + max_tokens over --max-model-len: the default 128k window overflows a 4k server,
+    ``llm.model_context_window`` a little under it (tokenizers differ) makes local search fit."""
+    compat.forget_all()
+    fake = FakeOpenAI(lambda req: ANSWER, profile=dataclasses.replace(VLLM, max_context=4096)).start()
+    try:
+        with Engine(_cfg(neo4j_config, fake, tmp_path)) as eng:
+            eng.import_graphrag(ROOT / "examples" / "sample-index")
+            with pytest.raises(LLMRequestRejected, match=r"answered 400.*maximum context length is 4096 tokens"):
+                eng.query_local(QUESTION)
+        with Engine(_cfg(neo4j_config, fake, tmp_path, model_context_window=3686)) as eng:
+            res = eng.query_local(QUESTION)
+        assert res.answer == ANSWER and res.trace.budget is not None and res.trace.budget.window == 3686
+        assert 1000 < res.context.tokens < 2500, "the context shrank to fit the server's window"
+    finally:
+        fake.stop()
