@@ -201,8 +201,12 @@ def test_embeddings_on_an_endpoint_of_their_own():
     try:
         cfg = make_config(
             llm={"base_url": chat.base_url},
-            embeddings={"provider": "openai", "base_url": embed.base_url, "model": "nomic-embed-text-v1.5",
-                        "dimensions": 768},  # fmt: skip
+            embeddings={
+                "provider": "openai",
+                "base_url": embed.base_url,
+                "model": "nomic-embed-text-v1.5",
+                "dimensions": 768,
+            },  # fmt: skip
         )
         assert OpenAIEmbedder(cfg.embeddings, cfg.llm).embed(["Kelmouth"]).shape == (1, 768)
         assert [r["_path"] for r in embed.requests] == ["/v1/embeddings"] and chat.requests == []

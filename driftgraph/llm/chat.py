@@ -105,9 +105,7 @@ class ChatClient:
         if self._cache is not None and result.cache_key is not None:
             self._cache.delete(result.cache_key)
 
-    def _send(
-        self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None
-    ) -> ChatResult:
+    def _send(self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None) -> ChatResult:
         """Every HTTP attempt and retry counted; a failure leaves as one-line ``FatalLLMError``/``LLMUnavailable``.
 
         ``params`` is the request as the cache knows it; what is sent carries the strongest response format
