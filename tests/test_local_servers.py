@@ -231,3 +231,23 @@ def test_vllm_context_limit_is_met_by_model_context_window(neo4j_cfg, neo4j_conf
         assert 1000 < res.context.tokens < 2500, "the context shrank to fit the server's window"
     finally:
         fake.stop()
+
+
+def test_a_refusal_that_is_not_about_the_format_is_not_a_fallback():
+    """A 400 for a too-long prompt on a json_schema call fails that call: no re-send, nothing learnt."""
+    from driftgraph.config import LLMConfig
+    from driftgraph.llm.chat import ChatClient, schema
+    from driftgraph.llm.ledger import Ledger
+
+    compat.forget_all()
+    fake = FakeOpenAI(profile=dataclasses.replace(VLLM, max_context=1024)).start()
+    try:
+        cfg = LLMConfig(base_url=fake.base_url, model=MODELS["vllm"][0], max_retries=0)
+        chat = ChatClient(cfg, Ledger())
+        s = schema("answer", {"score": {"type": "integer"}})
+        with pytest.raises(LLMRequestRejected, match="maximum context length"):
+            chat.complete([{"role": "user", "content": "word " * 800}], phase="p", max_tokens=500, json_schema=s)
+        assert len(fake.chat_requests()) == 1 and chat.ledger.total.format_fallbacks == 0
+        assert compat.notes_for(cfg).structured == "json_schema"
+    finally:
+        fake.stop()
