@@ -2,7 +2,8 @@
 
 Every part writes its raw numbers to ``bench/results/raw/<part>.json``; ``report`` (run after every part)
 renders all raw files present into ``bench/results/latest.md`` and the PNG plots. See bench/README.md.
-``python -m bench serve`` (bench/serve.py) measures HTTP against in-process queries on its own.
+``python -m bench serve`` (bench/serve.py) measures HTTP against in-process queries on its own;
+``python -m bench answers`` (bench/answers.py) scores answers through a user's model endpoint.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import serve
 
         return serve.main(args[1:])
+    if args[:1] == ["answers"]:  # answer quality through a user's endpoint (bench/answers.py); its own options
+        from bench import answers
+
+        return answers.main(args[1:])
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("part", choices=("all", *PARTS, "report"))
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, scale at 10k entities only")

@@ -67,6 +67,7 @@ class EmbeddingsConfig(_Section):
 
     provider: Literal["local", "openai"] = "local"
     model: str = "text-embedding-3-small"
+    base_url: str | None = Field(None, description="provider=openai: its own endpoint (default: llm.base_url)")
     dimensions: int = Field(1536, ge=1, description="only read for provider=openai; local is 384")
     batch_size: int = Field(32, ge=1, le=2048)
     max_tokens: int = Field(256, ge=8, le=512, description="local model truncation")

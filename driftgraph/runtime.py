@@ -56,7 +56,7 @@ def _default_chat(config: Config) -> ChatFactory:
     def make(ledger: Ledger) -> ChatClient:
         from driftgraph.llm.chat import ChatClient
 
-        return ChatClient(config.llm, ledger)
+        return ChatClient(config.llm, ledger, encoding=config.tokenizer.encoding)
 
     return make
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from driftgraph.api import Engine
 from driftgraph.errors import LLMUnavailable
@@ -101,3 +102,33 @@ def test_failed_lines_fail_their_items_like_direct_failures(neo4j_cfg, neo4j_con
     assert failed and run["batch"]["failed"] == len(failed)
     assert all("injected line failure" in " ".join(f["errors"]) for f in failed)
     assert run["chunks"] > len(failed) and run["entities"] > 0, "the rest of the run goes on"
+
+
+def test_refuses_an_imported_or_adopted_database_before_submitting_anything(
+    neo4j_cfg, neo4j_config, batches, corpus, tmp_path
+):
+    """`index --batch` over what `index` would refuse: one line, exit 1, and no file or batch at the provider."""
+    from driftgraph.store.schema import mark_filled_by
+    from tests.support.cli import run_cli
+
+    sample = Path(__file__).resolve().parent.parent / "examples" / "sample-index"
+    conf = tmp_path / "driftgraph.yaml"
+    conf.write_text(
+        yaml.safe_dump({"index": {**POLL, "cache_dir": str(tmp_path / "cache")}, "embeddings": {"threads": 1}})
+    )
+    with Engine(_cfg(neo4j_config, batches.base_url, tmp_path / "cache")) as eng:
+        eng.import_graphrag(sample)
+    res = run_cli(["index", str(corpus), "--batch", "--config", str(conf)], neo4j_config, batches, tmp_path)
+    assert res.returncode == 1 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "imported GraphRAG index" in lines[0] and "--reset" in lines[0], res.stderr
+    assert batches.files == {} and batches.batches == {} and batches.submissions == 0
+    assert not (tmp_path / "cache" / "batches").exists()
+
+    with Engine(_cfg(neo4j_config, batches.base_url, tmp_path / "cache")) as eng:
+        mark_filled_by(eng.store, "adopt:llm-graph-builder")  # what `driftgraph adopt` leaves on the graph
+    for extra in ([], ["--reset"]):
+        res = run_cli(["index", str(corpus), "--batch", *extra, "--config", str(conf)], neo4j_config, batches, tmp_path)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 1 and len(lines) == 1 and "llm-graph-builder built and driftgraph adopted" in lines[0]
+    assert batches.files == {} and batches.batches == {} and batches.submissions == 0

@@ -47,7 +47,8 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
     with stage("detect"):
         found = detect(store, source)
     ledger = Ledger()
-    chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
+    # fails now if no endpoint is configured
+    chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir), cfg.tokenizer.encoding)
     with stage("schema"):
         ensure_schema(store, embedder.model_id, embedder.dimensions)
         mark_filled_by(store, f"adopt:{found.source}")

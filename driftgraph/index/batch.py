@@ -96,9 +96,13 @@ class BatchChat(ChatClient):
 
 
 def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: bool) -> dict[str, Any]:
-    """Batches fill the cache stage by stage, then the ordinary run reads only the cache; summary + ``batch``."""
-    from driftgraph.index.pipeline import run_index
+    """Batches fill the cache stage by stage, then the ordinary run reads only the cache; summary + ``batch``.
 
+    A database ``index`` would refuse (an imported GraphRAG index without ``--reset``, an adopted graph) is
+    refused here first, before any file or batch is created."""
+    from driftgraph.index.pipeline import refuse_unsyncable, run_index
+
+    refuse_unsyncable(rt.store, reset=reset)
     stats = prefill_with_batches(rt, path, reset=reset, progress=progress)
     chat = BatchChat(rt.config, CallCache(rt.config.index.cache_dir))
     chat.collecting = False

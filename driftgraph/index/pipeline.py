@@ -115,7 +115,7 @@ def run_index(
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
         bars.done("chunk", len(chunks))
         if chat is None:
-            chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir))  # fails now if no endpoint is configured
+            chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir), enc)  # fails now if no endpoint is configured
         else:
             chat.ledger = ledger
         with stage("schema"):
@@ -223,6 +223,14 @@ def _embed(store: Store, embedder: Embedder, page_size: int, bars: _Progress) ->
 
         done[kind] = ingest.embed_pending(store, kind, embedder.embed, page_size, advance)
     return done
+
+
+def refuse_unsyncable(store: Store, *, reset: bool) -> None:
+    """What ``index`` refuses before it changes anything, checked by ``--batch`` before it submits anything
+    (a refusal after hours of batches, or after paying for them, would waste both)."""
+    _refuse_adopted(store)
+    if not reset:
+        _refuse_foreign_index(store, read_state(store))
 
 
 def _refuse_foreign_index(store: Store, state: dict[str, Any]) -> None:

@@ -1,4 +1,9 @@
-"""Chat completions through the openai SDK, with retries, a cost ledger and an optional disk cache."""
+"""Chat completions through the openai SDK, with retries, a cost ledger and an optional disk cache.
+
+Local servers are met where they are (``compat.py``): a refused ``json_schema`` is re-sent as ``json_object``
+and then as plain text, once per endpoint; a reply or stream without token counts is counted with tiktoken
+and the ledger's ``estimated_calls`` says so.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.config import LLMConfig
+from driftgraph.config import LLMConfig, TokenizerConfig
+from driftgraph.llm import compat
 from driftgraph.llm.client import make_openai_client
-from driftgraph.llm.failures import explain
+from driftgraph.llm.failures import endpoint, explain
 from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.retry import StreamCut, with_retries
+from driftgraph.llm.tokenizer import count_tokens, prompt_tokens
 
 if TYPE_CHECKING:
     from driftgraph.llm.cache import CallCache
@@ -27,14 +34,18 @@ class ChatResult:
     completion_tokens: int
     cached: bool = False
     cache_key: str | None = None
+    estimated: bool = False  # the server sent no token counts: ours, by tiktoken
 
 
 class ChatClient:
-    def __init__(self, cfg: LLMConfig, ledger: Ledger, cache: CallCache | None = None) -> None:
+    def __init__(
+        self, cfg: LLMConfig, ledger: Ledger, cache: CallCache | None = None, encoding: str | None = None
+    ) -> None:
         self._cfg = cfg
         self._client = make_openai_client(cfg)
         self.ledger = ledger
         self._cache = cache
+        self._encoding = encoding or TokenizerConfig().encoding
         self.successes = 0  # logical calls answered by the endpoint (cache hits excluded)
         self.failures_in_a_row = 0  # logical calls that failed after their retries since the last success
 
@@ -69,7 +80,11 @@ class ChatClient:
                 return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
         result = self._send(params, phase, on_token)
         self.ledger.record(
-            phase, llm_calls=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
+            phase,
+            llm_calls=1,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            estimated_calls=int(result.estimated),
         )
         if self._cache is not None and key is not None:
             self._cache.put(
@@ -80,7 +95,9 @@ class ChatClient:
                     "completion_tokens": result.completion_tokens,
                 },
             )
-            result = ChatResult(result.text, result.prompt_tokens, result.completion_tokens, False, key)
+            result = ChatResult(
+                result.text, result.prompt_tokens, result.completion_tokens, False, key, result.estimated
+            )
         return result
 
     def evict(self, result: ChatResult) -> None:
@@ -88,30 +105,41 @@ class ChatClient:
         if self._cache is not None and result.cache_key is not None:
             self._cache.delete(result.cache_key)
 
-    def _send(
-        self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None
-    ) -> ChatResult:
-        """Every HTTP attempt and retry counted; a failure leaves as one-line ``FatalLLMError``/``LLMUnavailable``."""
+    def _send(self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None) -> ChatResult:
+        """Every HTTP attempt and retry counted; a failure leaves as one-line ``FatalLLMError``/``LLMUnavailable``.
+
+        ``params`` is the request as the cache knows it; what is sent carries the strongest response format
+        this endpoint has not refused, and a refusal is re-sent once in the next weaker form."""
         retries = [0]
+        notes = compat.notes_for(self._cfg)
+        schema = (params.get("response_format") or {}).get("json_schema")
+        sent = self._with_format(params, schema, notes.structured)
 
         def retried(err: BaseException) -> None:
             retries[0] += 1
             self.ledger.record(phase, retries=1)
 
-        call: Callable[[], ChatResult]
-        if on_token is not None:
-            sink = _Resumable(on_token)
-            call = lambda: self._stream(params, sink.restart())  # noqa: E731
-        else:
-            call = lambda: self._once(params)  # noqa: E731
-        try:
-            result = with_retries(
-                call, self._cfg, on_attempt=lambda: self.ledger.record(phase, http_attempts=1), on_retry=retried
-            )
-        except Exception as err:
-            self.ledger.record(phase, failed_calls=1)
-            self.failures_in_a_row += 1
-            raise explain(err, self._cfg, retries[0]) from err
+        sink = _Resumable(on_token) if on_token is not None else None
+        while True:
+            try:
+                result = with_retries(
+                    self._call(sent, sink),
+                    self._cfg,
+                    on_attempt=lambda: self.ledger.record(phase, http_attempts=1),
+                    on_retry=retried,
+                )
+                break
+            except Exception as err:
+                form = self._form_of(sent)
+                if schema is not None and form != "text" and compat.refuses_format(err):
+                    nxt = compat.downgrade(notes, form, f"{endpoint(self._cfg)} (model {self.model})")
+                    if nxt is not None:
+                        self.ledger.record(phase, format_fallbacks=1)
+                        sent = self._with_format(params, schema, nxt)
+                        continue
+                self.ledger.record(phase, failed_calls=1)
+                self.failures_in_a_row += 1
+                raise explain(err, self._cfg, retries[0]) from err
         self.successes += 1
         self.failures_in_a_row = 0
         return result
@@ -121,21 +149,51 @@ class ChatClient:
         (refused connection, every call timing out), so a long run stops instead of failing every item."""
         return self.successes == 0 and self.failures_in_a_row >= after
 
+    def _call(self, request: dict[str, Any], sink: _Resumable | None) -> Callable[[], ChatResult]:
+        if sink is not None:
+            return lambda: self._stream(request, sink.restart())
+        return lambda: self._once(request)
+
+    @staticmethod
+    def _with_format(params: dict[str, Any], schema: dict[str, Any] | None, form: str) -> dict[str, Any]:
+        if schema is None:
+            return params
+        sent = {k: v for k, v in params.items() if k != "response_format"}
+        fmt = compat.response_format(form, schema)
+        return sent if fmt is None else {**sent, "response_format": fmt}
+
+    @staticmethod
+    def _form_of(params: dict[str, Any]) -> str:
+        return str((params.get("response_format") or {}).get("type") or "text")
+
+    def _counted(self, params: dict[str, Any], text: str, prompt: int | None, completion: int | None) -> ChatResult:
+        """The server's counts, or ours where it sent none (or 0 for a non-empty prompt: Ollama reports 0 for
+        a prompt it had cached, which would let a token budget spend it for free)."""
+        estimated = False
+        if not prompt:
+            prompt, estimated = prompt_tokens(params["messages"], self._encoding), True
+        if completion is None or (completion == 0 and text):
+            completion, estimated = count_tokens(text, self._encoding), True
+        return ChatResult(text, prompt, completion, estimated=estimated)
+
     def _once(self, params: dict[str, Any]) -> ChatResult:
         resp = self._client.chat.completions.create(**params)
         text = resp.choices[0].message.content or ""
         usage = resp.usage
-        return ChatResult(text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
+        if usage is None:
+            return self._counted(params, text, None, None)
+        return self._counted(params, text, usage.prompt_tokens, usage.completion_tokens)
 
     def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
         parts: list[str] = []
-        prompt_tokens = completion_tokens = 0
+        prompt: int | None = None
+        completion: int | None = None
         finished = False
         stream = self._client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
         for chunk in stream:
             if chunk.usage is not None:
-                prompt_tokens = chunk.usage.prompt_tokens
-                completion_tokens = chunk.usage.completion_tokens
+                prompt = chunk.usage.prompt_tokens
+                completion = chunk.usage.completion_tokens
                 finished = True
             for choice in chunk.choices:
                 if choice.delta.content:
@@ -144,7 +202,7 @@ class ChatClient:
                 finished = finished or choice.finish_reason is not None
         if not finished:  # the connection closed before the last chunk: retry, never keep half an answer
             raise StreamCut(f"stream ended after {len(parts)} pieces without a finish reason")
-        return ChatResult("".join(parts), prompt_tokens, completion_tokens)
+        return self._counted(params, "".join(parts), prompt, completion)
 
 
 class _Resumable:

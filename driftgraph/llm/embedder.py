@@ -103,14 +103,20 @@ class LocalEmbedder:
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible ``/embeddings`` endpoint; dimensions come from the config."""
+    """Any OpenAI-compatible ``/embeddings`` endpoint; dimensions come from the config.
+
+    ``dimensions`` is sent only to models that can shorten their vectors (``text-embedding-3-*``); a server
+    that refuses it (vLLM for a model without matryoshka training) gets the call again without it, once per
+    process, and the vectors' size is then checked against ``embeddings.dimensions``.
+    """
 
     def __init__(self, cfg: EmbeddingsConfig, llm: LLMConfig, ledger: Ledger | None = None) -> None:
         from driftgraph.llm.client import make_openai_client
 
         self._cfg = cfg
-        self._llm = llm
-        self._client = make_openai_client(llm)
+        # a server that holds one model (vLLM, llama.cpp) serves the embeddings on an endpoint of their own
+        self._llm = llm if cfg.base_url is None else llm.model_copy(update={"base_url": cfg.base_url})
+        self._client = make_openai_client(self._llm)
         self._ledger = ledger
         self.model_id = cfg.model
         self.dimensions = cfg.dimensions
@@ -119,13 +125,12 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._cfg.batch_size):
             batch = [t or " " for t in texts[start : start + self._cfg.batch_size]]
-            kwargs = {"dimensions": self.dimensions} if self.model_id.startswith("text-embedding-3") else {}
-            resp = with_retries(self._request(batch, kwargs), self._llm)
+            resp = self._call(batch)
             got = [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
             if got and len(got[0]) != self.dimensions:
                 raise EmbedderError(
-                    f"embeddings endpoint returned {len(got[0])}-d vectors, config says "
-                    f"embeddings.dimensions={self.dimensions}"
+                    f"embeddings endpoint {self._where()} returned {len(got[0])}-d vectors, config says "
+                    f"embeddings.dimensions={self.dimensions}: set embeddings.dimensions: {len(got[0])}"
                 )
             vectors += got
             if self._ledger is not None:
@@ -136,9 +141,38 @@ class OpenAIEmbedder:
         out: np.ndarray = arr / np.clip(norms, 1e-12, None)
         return out
 
+    def _where(self) -> str:
+        return f"{self._llm.base_url or 'https://api.openai.com/v1'} (model {self.model_id})"
+
+    def _call(self, batch: list[str]) -> Any:
+        """One batch, retried on transient errors; ``dimensions`` dropped for good when the server refuses it."""
+        from driftgraph.llm import compat
+
+        notes = compat.notes_for(self._llm, self.model_id)
+        while True:
+            send_dims = notes.dimensions and self.model_id.startswith("text-embedding-3")
+            kwargs = {"dimensions": self.dimensions} if send_dims else {}
+            try:
+                return with_retries(self._request(batch, kwargs), self._llm)
+            except Exception as err:
+                if send_dims and compat.refuses_dimensions(err):
+                    compat.refuse_dimensions(notes, self._where())
+                    continue
+                raise EmbedderError(f"embeddings endpoint {self._where()} failed: {_reason(err)}") from err
+
     def _request(self, batch: list[str], kwargs: dict[str, Any]) -> Any:
         """One embeddings call, as a thunk for the retry loop."""
         return lambda: self._client.embeddings.create(model=self.model_id, input=batch, **kwargs)
+
+
+def _reason(err: BaseException) -> str:
+    """The status and the server's own message, in one line (llama.cpp without --embeddings says so itself)."""
+    status = getattr(err, "status_code", None)
+    body = getattr(err, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None
+    text = str(message or err).splitlines()[0][:200] if (message or str(err)) else type(err).__name__
+    return f"{status}: {text}" if status else text
 
 
 def make_embedder(cfg: EmbeddingsConfig, llm: LLMConfig, ledger: Ledger | None = None) -> Embedder:

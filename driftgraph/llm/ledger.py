@@ -18,6 +18,8 @@ class Cost:
     http_attempts: int = 0  # HTTP requests sent (a logical call retried twice is 3 attempts)
     retries: int = 0  # attempts after a transient error (429, 5xx, timeout, reset)
     failed_calls: int = 0  # logical calls that still failed after their retries
+    format_fallbacks: int = 0  # attempts re-sent with a weaker response_format after the server refused one
+    estimated_calls: int = 0  # calls whose token counts are ours (tiktoken): the server sent none
 
     def add(self, other: Cost) -> None:
         for k, v in asdict(other).items():

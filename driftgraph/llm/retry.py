@@ -22,11 +22,12 @@ class StreamCut(Exception):
 
 
 def retryable(err: BaseException) -> bool:
-    """429, 5xx, timeouts, refused or dropped connections, a cut stream, an unreadable body."""
+    """429, 5xx (not 501: a feature the server lacks), timeouts, refused or dropped connections, a cut stream,
+    an unreadable body."""
     import openai
 
     if isinstance(err, openai.APIStatusError):
-        return err.status_code in (408, 409, 429) or err.status_code >= 500
+        return err.status_code in (408, 409, 429) or (err.status_code >= 500 and err.status_code != 501)
     if isinstance(err, openai.APIResponseValidationError | ValueError):  # malformed / truncated JSON body
         return True
     if isinstance(err, openai.APITimeoutError | openai.APIConnectionError | StreamCut | ConnectionError):

@@ -37,3 +37,11 @@ def truncate_tokens(text: str, max_tokens: int, encoding: str) -> str:
     tok = get_tokenizer(encoding)
     ids = tok.encode(text, disallowed_special=())  # type: ignore[call-arg]
     return text if len(ids) <= max_tokens else tok.decode(ids[:max_tokens])
+
+
+MESSAGE_OVERHEAD = 4  # tokens the chat format adds per message (role, separators); +3 per request
+
+
+def prompt_tokens(messages: list[dict[str, str]], encoding: str) -> int:
+    """A chat request's prompt tokens as OpenAI counts them, for servers that send no usage."""
+    return 3 + sum(MESSAGE_OVERHEAD + count_tokens(m.get("content") or "", encoding) for m in messages)

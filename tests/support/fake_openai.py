@@ -10,6 +10,10 @@ Fault injection (``set_fault``) applies to chat requests that ``match`` (default
 ``malformed`` answers 200 with a body that is not JSON; ``truncated`` answers 200 with half a JSON body;
 ``stream_cut`` sends half of a streamed reply and closes the connection (a non-streamed request gets a
 truncated body).
+
+``profile`` (tests/support/server_profiles.py: ollama, vllm, llamacpp) makes it answer the way that local
+server does: its model names and /v1/models, its error bodies, which response formats it refuses, whether
+a stream carries usage, what it does with ``dimensions``, its context limit.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+
+from tests.support.server_profiles import Profile, wrap
 
 Responder = Callable[[dict[str, Any]], str]
 
@@ -60,9 +66,13 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class FakeOpenAI:
-    def __init__(self, responder: Responder = default_responder, embedding_dims: int = 384) -> None:
+    def __init__(
+        self, responder: Responder = default_responder, embedding_dims: int = 384, profile: Profile | None = None
+    ) -> None:
         self.responder = responder
         self.embedding_dims = embedding_dims
+        self.profile = profile
+        self._prompts_seen: set[str] = set()
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []  # HTTP status codes to return before succeeding
         self.delay: Callable[[dict[str, Any]], float] = lambda req: 0.0
@@ -134,13 +144,9 @@ class FakeOpenAI:
 
             def do_GET(self) -> None:
                 if self.path.endswith("/models"):
-                    self._send(
-                        200,
-                        {
-                            "object": "list",
-                            "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "tests"}],
-                        },
-                    )
+                    ids = fake.profile.listed if fake.profile else ("fake-model",)
+                    data = [{"id": i, "object": "model", "created": 0, "owned_by": "tests"} for i in ids]
+                    self._send(200, {"object": "list", "data": data})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -152,9 +158,13 @@ class FakeOpenAI:
                 if status is not None:
                     self._send(status, {"error": {"message": f"scripted {status}", "type": "fake"}})
                     return
+                refused = fake._refusal(self.path, body)
+                if refused is not None:
+                    self._send(*refused)
+                    return
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    dims = body.get("dimensions") or fake.embedding_dims
+                    dims = fake._dims(body)
                     data = [
                         {"object": "embedding", "index": i, "embedding": hash_vector(t, dims)}
                         for i, t in enumerate(inputs)
@@ -178,8 +188,8 @@ class FakeOpenAI:
                 if fault is not None and self._inject(fault, body):
                     return
                 time.sleep(fake.delay(body))
-                text = fake.responder(body)
-                prompt_tokens = sum(len(m.get("content") or "") for m in body.get("messages", [])) // 4
+                text = fake._reply(body)
+                prompt_tokens = fake._prompt_tokens(body)
                 usage = {"prompt_tokens": prompt_tokens, "completion_tokens": max(1, len(text) // 4)}
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 if body.get("stream"):
@@ -241,6 +251,9 @@ class FakeOpenAI:
                 return True
 
             def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int]) -> None:
+                if fake.profile is not None:
+                    self._stream_as(fake.profile, body, text, usage)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -266,4 +279,72 @@ class FakeOpenAI:
                 self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 
+            def _stream_as(self, profile: Profile, body: dict[str, Any], text: str, usage: dict[str, int]) -> None:
+                """A profile's stream: pieces, a last chunk with the finish reason (llama.cpp adds ``timings``),
+                then a usage chunk only where the server sends one."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                        "model": body.get("model", "fake")}  # fmt: skip
+                for i, word in enumerate(text.split(" ")):
+                    delta = {"content": word if i == 0 else " " + word}
+                    chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                if profile.name == "llamacpp":
+                    last["timings"] = {"prompt_n": usage["prompt_tokens"], "predicted_n": usage["completion_tokens"]}
+                self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
+                asked = bool((body.get("stream_options") or {}).get("include_usage"))
+                if profile.stream_usage == "on_request" and asked:
+                    self.wfile.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
         return Handler
+
+    def _refusal(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The profile's answer to a request its server refuses (unknown model, format, dimensions, too long)."""
+        profile = self.profile
+        if profile is None or not path.endswith(("/embeddings", "/chat/completions")):
+            return None
+        model = str(body.get("model", ""))
+        if not profile.serves(model):
+            return profile.not_found(model)
+        if path.endswith("/embeddings"):
+            if body.get("dimensions") and profile.dimensions == "refuse":
+                return profile.refuse_dimensions(model)
+            return None
+        refused = profile.refuse_format(body.get("response_format") or {})
+        if refused is not None:
+            return refused
+        return profile.too_long(self._raw_prompt_tokens(body), int(body.get("max_tokens") or 0))
+
+    def _dims(self, body: dict[str, Any]) -> int:
+        if self.profile is None:
+            return int(body.get("dimensions") or self.embedding_dims)
+        if body.get("dimensions") and self.profile.dimensions == "honour":
+            return int(body["dimensions"])
+        return self.profile.native_dims
+
+    def _reply(self, body: dict[str, Any]) -> str:
+        text = self.responder(body)
+        unconstrained = not body.get("response_format")
+        if self.profile is not None and self.profile.wrap_text and unconstrained and text.lstrip().startswith("{"):
+            return wrap(text)
+        return text
+
+    @staticmethod
+    def _raw_prompt_tokens(body: dict[str, Any]) -> int:
+        return sum(len(m.get("content") or "") for m in body.get("messages", [])) // 4
+
+    def _prompt_tokens(self, body: dict[str, Any]) -> int:
+        """Ollama reports 0 prompt tokens for a prompt whose evaluation it had cached (seen before)."""
+        tokens = self._raw_prompt_tokens(body)
+        if self.profile is not None and self.profile.zero_cached_prompt:
+            key = json.dumps(body.get("messages"), sort_keys=True)
+            with self._lock:
+                seen = key in self._prompts_seen
+                self._prompts_seen.add(key)
+            return 0 if seen else tokens
+        return tokens

@@ -1,0 +1,52 @@
+"""Answer scores for `python -m bench answers`: exact match and token F1 after SQuAD-style normalisation.
+
+Normalisation (as the SQuAD and MuSiQue evaluations define it): lower case, punctuation removed, the
+articles "a", "an", "the" removed, whitespace collapsed. A prediction is scored against every accepted
+answer (the gold answer and its aliases) and keeps its best score. ``in_context`` asks, without any model,
+whether the normalised gold answer occurs as whole words in the normalised context.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize(text: str) -> str:
+    text = text.casefold().translate(_PUNCT)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    norm = normalize(prediction)
+    return float(any(norm == normalize(g) for g in golds))
+
+
+def _f1(prediction: str, gold: str) -> float:
+    pred, ref = normalize(prediction).split(), normalize(gold).split()
+    if not pred or not ref:
+        return float(pred == ref)
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(prediction: str, golds: Sequence[str]) -> float:
+    return max((_f1(prediction, g) for g in golds), default=0.0)
+
+
+def in_context(golds: Sequence[str], context: str) -> float:
+    """1.0 when any accepted answer's words occur, in order and whole, in the context."""
+    padded = f" {normalize(context)} "
+    return float(any(normalize(g) and f" {normalize(g)} " in padded for g in golds))
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
