@@ -1,0 +1,204 @@
+"""Hierarchical Leiden that stays put: a community whose neighbourhood did not change keeps its members.
+
+Run on a graph alone (a first run, ``--reset``) this is hierarchical Leiden as graspologic-native does it:
+Leiden on the whole graph, then Leiden again on each community of ``max_cluster_size`` entities or more,
+level after level, until nothing of that size can be split. Given the previous run's communities it does
+less: a previous community is *clean* when every edge touching its members is as it was (same ends, same
+weight), and a clean community is kept with its whole subtree, untouched. Leiden runs only on the rest
+(members of changed communities and new entities), warm-started from their previous communities, so a
+new document moves the communities of the entities it mentions (and their ancestors), not the others.
+
+Every Leiden call's seed is derived from ``index.seed`` and the nodes it clusters, never drawn in
+sequence: a region's result does not depend on how many other regions were clustered before it. The
+price of stability is history: an incremental run's partition can differ from what a fresh run on the
+same graph finds (``index --reset`` re-clusters from scratch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+Adjacency = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Previous:
+    """A community as the previous run stored it (its number, its parent's number, its graph basis)."""
+
+    id: str
+    level: int
+    number: int
+    parent: int
+    members: tuple[str, ...]
+    graph_basis: str | None
+
+
+@dataclass
+class Cluster:
+    level: int
+    members: list[str]
+    parent: int  # index in the output list, -1 for a root
+    kept: bool  # a previous community kept as it was, with its subtree
+
+
+def _digest(*parts: object) -> bytes:
+    return hashlib.sha256("\x00".join(map(str, parts)).encode()).digest()
+
+
+def params_key(max_cluster_size: int, seed: int) -> str:
+    """Bases made under other clustering settings never match: a settings change re-clusters from scratch."""
+    return _digest("leiden", max_cluster_size, seed).hex()[:8]
+
+
+def graph_basis(adj: Adjacency, members: Iterable[str], key: str) -> str:
+    """Hash of every edge touching ``members`` (ends and weight): equal bases, same neighbourhood."""
+    h = hashlib.sha256(key.encode())
+    for m in sorted(members):
+        h.update(f"\x01{m}".encode())
+        if m not in adj:
+            h.update(b"\x02missing")
+            continue
+        for n in sorted(adj[m]):
+            h.update(f"\x00{n}\x00{adj[m][n]!r}".encode())
+    return f"{key}:{h.hexdigest()[:32]}"
+
+
+def adjacency(edges: Iterable[tuple[str, str, float]]) -> Adjacency:
+    adj: Adjacency = defaultdict(dict)
+    for a, b, w in edges:
+        adj[a][b] = adj[a].get(b, 0.0) + w
+        adj[b][a] = adj[b].get(a, 0.0) + w
+    return dict(adj)
+
+
+class _Partitioner:
+    def __init__(self, adj: Adjacency, max_cluster_size: int, seed: int, previous: Sequence[Previous]) -> None:
+        self.adj = adj
+        self.max = max_cluster_size
+        self.seed = seed
+        self.key = params_key(max_cluster_size, seed)
+        prev = [p for p in previous if p.graph_basis and p.graph_basis.startswith(self.key + ":")]
+        self.prev_at: dict[int, dict[str, Previous]] = defaultdict(dict)  # level -> node -> community
+        self.children: dict[tuple[int, int], list[Previous]] = defaultdict(list)  # (level, number) -> children
+        for p in sorted(prev, key=lambda p: p.id):
+            for m in p.members:
+                self.prev_at[p.level][m] = p
+            if p.parent >= 0:
+                self.children[(p.level - 1, p.parent)].append(p)
+        self.depth = max(self.prev_at, default=-1) + 1
+        self._clean: dict[str, bool] = {}
+        self.out: list[Cluster] = []
+
+    def clean(self, p: Previous) -> bool:
+        if p.id not in self._clean:
+            self._clean[p.id] = graph_basis(self.adj, p.members, self.key) == p.graph_basis
+        return self._clean[p.id]
+
+    def keep(self, p: Previous, parent: int) -> None:
+        """A clean community and its previous subtree, as they were."""
+        self.out.append(Cluster(p.level, sorted(p.members), parent, True))
+        idx = len(self.out) - 1
+        for child in self.children.get((p.level, p.number), []):
+            self.keep(child, idx)
+
+    def region(self, nodes: set[str], level: int, parent: int) -> None:
+        """Communities of ``nodes`` at ``level`` (under output cluster ``parent``), their subtrees too."""
+        at = self.prev_at.get(level, {})
+        candidates = {at[n].id: at[n] for n in nodes if n in at}
+        clean = {i: p for i, p in candidates.items() if set(p.members) <= nodes and self.clean(p)}
+        rest = nodes - {m for p in clean.values() for m in p.members}
+        self._pull_lonely(nodes, rest, clean, at)
+        groups = self._leiden(rest, level, clean) if rest else []
+        if parent >= 0 and len(clean) + len(groups) <= 1:
+            return  # Leiden cannot split this community: it stays a leaf, as in graspologic
+        for p in sorted(clean.values(), key=lambda p: p.members[0] if p.members else ""):
+            self.keep(p, parent)
+        for g in groups:
+            self.out.append(Cluster(level, g, parent, False))
+            if len(g) >= self.max:
+                self.region(set(g), level + 1, len(self.out) - 1)
+
+    def _pull_lonely(
+        self, nodes: set[str], rest: set[str], clean: dict[str, Previous], at: dict[str, Previous]
+    ) -> None:
+        """A rest node whose every neighbour in ``nodes`` sits in a kept community brings those communities
+        back into play, so Leiden can move it into one of them (Leiden never sees a node without an edge)."""
+        while True:
+            pulled = False
+            for n in sorted(rest):
+                near = [m for m in self.adj.get(n, {}) if m in nodes]
+                if not near or any(m in rest for m in near):
+                    continue
+                for m in near:
+                    p = at.get(m)
+                    if p is not None and p.id in clean:
+                        del clean[p.id]
+                        rest.update(p.members)
+                        pulled = True
+            if not pulled:
+                return
+
+    def _atoms(self, rest: set[str], level: int) -> dict[str, str]:
+        """Node -> atom: the coarsest clean previous community below ``level`` that lies inside ``rest``
+        moves as one node (so the parent level cannot tear it apart); any other node is its own atom."""
+        atom: dict[str, str] = {}
+        for n in sorted(rest):
+            atom[n] = n
+            for lvl in range(level + 1, self.depth):
+                p = self.prev_at[lvl].get(n)
+                if p is None:
+                    break
+                if set(p.members) <= rest and self.clean(p):
+                    atom[n] = f"community:{p.id}"
+                    break
+        return atom
+
+    def _leiden(self, rest: set[str], level: int, clean: dict[str, Previous]) -> list[list[str]]:
+        """Leiden on the subgraph of ``rest`` (clean sub-communities contracted), warm-started from the
+        previous communities; groups sorted."""
+        from graspologic_native import leiden
+
+        atom = self._atoms(rest, level)
+        weights: dict[tuple[str, str], float] = defaultdict(float)
+        for a in sorted(rest):
+            for b, w in self.adj.get(a, {}).items():
+                if b in rest and a < b:
+                    x, y = sorted((atom[a], atom[b]))
+                    weights[(x, y)] += w  # x == y: the atom's inner weight, as a self-loop
+        linked = {n for n in rest if any(b in rest for b in self.adj.get(n, {}))}
+        singles = [[n] for n in sorted(rest - linked)]  # no edge inside this region: a leaf of its own
+        if not weights:
+            return singles
+        edges = [(x, y, w) for (x, y), w in sorted(weights.items())]
+        nodes = sorted({x for x, y, _ in edges} | {y for x, y, _ in edges})
+        at = self.prev_at.get(level, {})
+        start: dict[str, int] = {}
+        labels: dict[str, int] = {}
+        for n in sorted(linked):
+            p = at.get(n)
+            if p is not None and p.id not in clean:
+                start.setdefault(atom[n], labels.setdefault(p.id, len(labels)))
+        fresh = len(labels)
+        for x in nodes:
+            if x not in start:
+                start[x], fresh = fresh, fresh + 1
+        seed = int.from_bytes(_digest(self.seed, level, *sorted(linked))[:8], "little")
+        _, found = leiden(edges, starting_communities=start if labels else None, seed=seed)
+        grouped: dict[int, list[str]] = defaultdict(list)
+        for n in linked:
+            grouped[found[atom[n]]].append(n)
+        return sorted([sorted(g) for g in grouped.values()] + singles)
+
+
+def hierarchy(
+    edges: Sequence[tuple[str, str, float]], max_cluster_size: int, seed: int, previous: Sequence[Previous] = ()
+) -> tuple[list[Cluster], Adjacency]:
+    """Clusters (parents before children) and the adjacency they were computed on."""
+    adj = adjacency(edges)
+    part = _Partitioner(adj, max_cluster_size, seed & 0xFFFFFFFFFFFFFFFF, previous)
+    if adj:
+        part.region(set(adj), 0, -1)
+    return part.out, adj
