@@ -145,7 +145,7 @@ def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress
             return graph
 
         graph = settle("summarize", summarize)
-        previous = [] if reset else _previous(rt)
+        previous = _previous(rt) if icfg.stable_communities and not reset else []
         communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed, previous)
         existing = {} if reset else _existing_reports(rt, {c.id for c in communities})
         settle("report", lambda: generate_reports(graph, communities, chat, cfg, existing))

@@ -126,7 +126,8 @@ def run_index(
             ensure_schema(store, embedder.model_id, embedder.dimensions)
             state = read_state(store)
             _refuse_foreign_index(store, state)
-            previous = previous_partition(store)  # before sync_graph deletes entities and their memberships
+            # read before sync_graph deletes entities and their memberships
+            previous = previous_partition(store) if icfg.stable_communities else []
             mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
         summary["documents"] = {
