@@ -109,81 +109,69 @@ class _Partitioner:
         at = self.prev_at.get(level, {})
         candidates = {at[n].id: at[n] for n in nodes if n in at}
         clean = {i: p for i, p in candidates.items() if set(p.members) <= nodes and self.clean(p)}
-        rest = nodes - {m for p in clean.values() for m in p.members}
-        self._pull_lonely(nodes, rest, clean, at)
-        groups = self._leiden(rest, level, clean) if rest else []
-        if parent >= 0 and len(clean) + len(groups) <= 1:
+        groups = self._leiden(nodes, level, clean)
+        if parent >= 0 and len(groups) <= 1:
             return  # Leiden cannot split this community: it stays a leaf, as in graspologic
-        for p in sorted(clean.values(), key=lambda p: p.members[0] if p.members else ""):
-            self.keep(p, parent)
+        whole = {tuple(sorted(p.members)): p for p in clean.values()}
         for g in groups:
+            kept = whole.get(tuple(g))
+            if kept is not None:
+                self.keep(kept, parent)
+                continue
             self.out.append(Cluster(level, g, parent, False))
             if len(g) >= self.max:
                 self.region(set(g), level + 1, len(self.out) - 1)
 
-    def _pull_lonely(
-        self, nodes: set[str], rest: set[str], clean: dict[str, Previous], at: dict[str, Previous]
-    ) -> None:
-        """A rest node whose every neighbour in ``nodes`` sits in a kept community brings those communities
-        back into play, so Leiden can move it into one of them (Leiden never sees a node without an edge)."""
-        while True:
-            pulled = False
-            for n in sorted(rest):
-                near = [m for m in self.adj.get(n, {}) if m in nodes]
-                if not near or any(m in rest for m in near):
-                    continue
-                for m in near:
-                    p = at.get(m)
-                    if p is not None and p.id in clean:
-                        del clean[p.id]
-                        rest.update(p.members)
-                        pulled = True
-            if not pulled:
-                return
-
-    def _atoms(self, rest: set[str], level: int) -> dict[str, str]:
-        """Node -> atom: the coarsest clean previous community below ``level`` that lies inside ``rest``
-        moves as one node (so the parent level cannot tear it apart); any other node is its own atom."""
+    def _atoms(self, nodes: set[str], level: int, clean: dict[str, Previous]) -> dict[str, str]:
+        """Node -> atom. A clean community of this level moves as one node, and so does, for any other
+        node, the coarsest clean previous community below this level that holds it: Leiden can merge them
+        with others (their parent changes) but never tear one apart. Any other node is its own atom."""
         atom: dict[str, str] = {}
-        for n in sorted(rest):
+        for p in clean.values():
+            for m in p.members:
+                atom[m] = f"community:{p.id}"
+        for n in sorted(nodes - set(atom)):
             atom[n] = n
             for lvl in range(level + 1, self.depth):
                 p = self.prev_at[lvl].get(n)
                 if p is None:
                     break
-                if set(p.members) <= rest and self.clean(p):
+                if set(p.members) <= nodes and self.clean(p):
                     atom[n] = f"community:{p.id}"
                     break
         return atom
 
-    def _leiden(self, rest: set[str], level: int, clean: dict[str, Previous]) -> list[list[str]]:
-        """Leiden on the subgraph of ``rest`` (clean sub-communities contracted), warm-started from the
-        previous communities; groups sorted."""
+    def _leiden(self, nodes: set[str], level: int, clean: dict[str, Previous]) -> list[list[str]]:
+        """Leiden on the subgraph of ``nodes`` with clean communities contracted, warm-started from the
+        previous communities of this level; groups sorted."""
         from graspologic_native import leiden
 
-        atom = self._atoms(rest, level)
+        atom = self._atoms(nodes, level, clean)
         weights: dict[tuple[str, str], float] = defaultdict(float)
-        for a in sorted(rest):
+        for a in sorted(nodes):
             for b, w in self.adj.get(a, {}).items():
-                if b in rest and a < b:
+                if b in nodes and a < b:
                     x, y = sorted((atom[a], atom[b]))
-                    weights[(x, y)] += w  # x == y: the atom's inner weight, as a self-loop
-        linked = {n for n in rest if any(b in rest for b in self.adj.get(n, {}))}
-        singles = [[n] for n in sorted(rest - linked)]  # no edge inside this region: a leaf of its own
+                    if x == y:  # an atom's inner weight goes on an edge to a twin node (Leiden does not count
+                        y = x + ":core"  # a self-loop in the degree), so degrees and inner weights stay right
+                    weights[(x, y)] += w
+        linked = {n for n in nodes if any(b in nodes for b in self.adj.get(n, {}))}
+        singles = [[n] for n in sorted(nodes - linked)]  # no edge inside this region: a leaf of its own
         if not weights:
             return singles
         edges = [(x, y, w) for (x, y), w in sorted(weights.items())]
-        nodes = sorted({x for x, y, _ in edges} | {y for x, y, _ in edges})
         at = self.prev_at.get(level, {})
         start: dict[str, int] = {}
         labels: dict[str, int] = {}
         for n in sorted(linked):
             p = at.get(n)
-            if p is not None and p.id not in clean:
+            if p is not None:
                 start.setdefault(atom[n], labels.setdefault(p.id, len(labels)))
         fresh = len(labels)
-        for x in nodes:
-            if x not in start:
+        for x in sorted({x for e in edges for x in e[:2]}):
+            if x.endswith(":core") and x[:-5] in start:
+                start[x] = start[x[:-5]]
+            elif x not in start:
                 start[x], fresh = fresh, fresh + 1
         seed = int.from_bytes(_digest(self.seed, level, *sorted(linked))[:8], "little")
         _, found = leiden(edges, starting_communities=start if labels else None, seed=seed)
