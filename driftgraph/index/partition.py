@@ -2,16 +2,19 @@
 
 Run on a graph alone (a first run, ``--reset``) this is hierarchical Leiden as graspologic-native does it:
 Leiden on the whole graph, then Leiden again on each community of ``max_cluster_size`` entities or more,
-level after level, until nothing of that size can be split. Given the previous run's communities it does
-less: a previous community is *clean* when every edge touching its members is as it was (same ends, same
-weight), and a clean community is kept with its whole subtree, untouched. Leiden runs only on the rest
-(members of changed communities and new entities), warm-started from their previous communities, so a
-new document moves the communities of the entities it mentions (and their ancestors), not the others.
+level after level, until nothing of that size can be split. Given the previous run's communities, a
+previous community is *clean* when every edge touching its members is as it was (same ends, same
+weight). Each Leiden call then sees every clean community of its level as one node (and, inside changed
+communities, their clean sub-communities), starts from the previous communities, and optimises the same
+objective as a fresh run over the same nodes: what a change does not touch is already at an optimum and
+stays, a clean community that comes out alone is kept with its whole subtree without recomputing it, and
+only changed communities are split again below. A clean community can still be merged into a neighbour
+when the change tips the balance (that is the objective's choice, and is counted as a change).
 
 Every Leiden call's seed is derived from ``index.seed`` and the nodes it clusters, never drawn in
 sequence: a region's result does not depend on how many other regions were clustered before it. The
 price of stability is history: an incremental run's partition can differ from what a fresh run on the
-same graph finds (``index --reset`` re-clusters from scratch).
+same graph finds (``index --reset``, or ``index.stable_communities: false``, re-clusters from scratch).
 """
 
 from __future__ import annotations
@@ -133,11 +136,11 @@ class _Partitioner:
         for n in sorted(nodes - set(atom)):
             atom[n] = n
             for lvl in range(level + 1, self.depth):
-                p = self.prev_at[lvl].get(n)
-                if p is None:
+                deeper = self.prev_at[lvl].get(n)
+                if deeper is None:
                     break
-                if set(p.members) <= nodes and self.clean(p):
-                    atom[n] = f"community:{p.id}"
+                if set(deeper.members) <= nodes and self.clean(deeper):
+                    atom[n] = f"community:{deeper.id}"
                     break
         return atom
 
