@@ -44,7 +44,6 @@ class Cluster:
     level: int
     members: list[str]
     parent: int  # index in the output list, -1 for a root
-    kept: bool  # a previous community kept as it was, with its subtree
 
 
 def _digest(*parts: object) -> bytes:
@@ -102,7 +101,7 @@ class _Partitioner:
 
     def keep(self, p: Previous, parent: int) -> None:
         """A clean community and its previous subtree, as they were."""
-        self.out.append(Cluster(p.level, sorted(p.members), parent, True))
+        self.out.append(Cluster(p.level, sorted(p.members), parent))
         idx = len(self.out) - 1
         for child in self.children.get((p.level, p.number), []):
             self.keep(child, idx)
@@ -121,7 +120,7 @@ class _Partitioner:
             if kept is not None:
                 self.keep(kept, parent)
                 continue
-            self.out.append(Cluster(level, g, parent, False))
+            self.out.append(Cluster(level, g, parent))
             if len(g) >= self.max:
                 self.region(set(g), level + 1, len(self.out) - 1)
 
