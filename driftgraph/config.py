@@ -135,6 +135,9 @@ class IndexConfig(_Section):
     summarize_input_max_tokens: int = Field(4000, ge=64)
     max_cluster_size: int = Field(10, ge=2)
     seed: int = Field(0xDEADBEEF, ge=0, description="Leiden seed: same graph + seed = same communities")
+    stable_communities: bool = Field(
+        True, description="keep communities the new input does not touch (false: re-cluster all every run)"
+    )
     report_max_input_tokens: int = Field(8000, ge=256)
     report_max_tokens: int = Field(2000, ge=64)
     concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")

@@ -265,3 +265,63 @@ def test_index_refuses_to_delete_an_imported_index_unless_reset(cfg, fake_llm, c
         assert store.read("admin/counts")[0] == before  # nothing of the imported index was deleted
         s = eng.index(corpus, reset=True)
     assert s["documents"]["removed"] == 0 and s["documents"]["added"] == s["documents"]["total"]
+
+
+def _reports(store) -> dict[str, dict]:
+    return {r["id"]: r for r in store.read("tests/community_reports")}
+
+
+def _report_calls(fake_llm, since: int) -> int:
+    return sum(
+        1
+        for r in fake_llm.chat_requests()[since:]
+        if (r.get("response_format") or {}).get("json_schema", {}).get("name") == "community_report"
+    )
+
+
+def test_a_document_touching_one_community_leaves_the_others_and_their_reports(cfg, fake_llm, corpus, store):
+    with Engine(cfg) as eng:
+        first = eng.index(corpus)
+        before = _reports(store)
+        assert first["failures"]["count"] == 0 and all(r["report_basis"] and r["graph_basis"] for r in before.values())
+        snap = store.read("tests/index_snapshot")[0]
+        ids = {e.split("|")[1]: e.split("|")[0] for e in snap["entities"]}
+        of = lambda eid, rows: {r[0] for r in rows if eid in r[5:]}  # noqa: E731
+        brandts = of(ids["OSKAR BRANDT"], snap["communities"])
+        assert len(brandts) == 1 and len(before) > 2
+
+        # Oskar Brandt gains a new neighbour: his community changes, the others keep ids, numbers, reports
+        (corpus / "ferry.txt").write_text("Oskar Brandt sold a boat to Captain Ruth Amadi.", encoding="utf-8")
+        n = len(fake_llm.chat_requests())
+        added = eng.index(corpus)
+        after = _reports(store)
+        changed = set(after) - set(before)
+        assert set(before) - set(after) == brandts, "only Oskar Brandt's community is replaced"
+        assert changed and added["redone"]["communities"]["new"] == len(changed)
+        kept = set(after) & set(before)
+        assert all(after[i]["full_content"] == before[i]["full_content"] for i in kept), "kept reports untouched"
+        assert all(after[i]["community"] == before[i]["community"] for i in kept), "kept numbers untouched"
+        assert added["redone"]["reports_generated"] == len(changed) and added["redone"]["reports_outdated"] == 0
+        assert _report_calls(fake_llm, n) <= len(changed)
+        snap = store.read("tests/index_snapshot")[0]
+        amadi = [e.split("|")[0] for e in snap["entities"] if e.split("|")[1] == "CAPTAIN RUTH AMADI"]
+        assert len(amadi) == 1 and of(amadi[0], snap["communities"]) <= changed
+
+        # a re-run is a no-op: no call, nothing regenerated, same communities
+        snap = _snapshot(store)
+        n = len(fake_llm.chat_requests())
+        again = eng.index(corpus)
+        assert again["llm_calls"] == 0 and len(fake_llm.chat_requests()) == n
+        assert again["redone"]["reports_generated"] == 0 and again["redone"]["communities"]["new"] == 0
+        assert _snapshot(store) == snap and _reports(store) == after
+
+        # a sentence naming only Corran Foundry: no new edge, so its community keeps its id, but the
+        # report reads the foundry's description, which changed: that one report is written again
+        (corpus / "foundry.txt").write_text("Corran Foundry is older than the harbour.", encoding="utf-8")
+        described = eng.index(corpus)
+        latest = _reports(store)
+        assert set(latest) == set(after), "no membership changed"
+        assert described["redone"]["reports_outdated"] == described["redone"]["reports_generated"] == 1
+        redone = [i for i in latest if latest[i]["full_content"] != after[i]["full_content"]]
+        assert len(redone) <= 1 and all(latest[i]["report_basis"] != after[i]["report_basis"] for i in redone)
+        assert sum(latest[i]["report_basis"] != after[i]["report_basis"] for i in latest) == 1

@@ -24,6 +24,7 @@ from driftgraph.index.estimate import request_params
 from driftgraph.index.extract import extract_all
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
+from driftgraph.index.partition import Previous
 from driftgraph.index.reports import generate_reports
 from driftgraph.index.write import stored_report
 from driftgraph.llm.batches import run_round
@@ -148,7 +149,8 @@ def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress
             return graph
 
         graph = settle("summarize", summarize)
-        communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed)
+        previous = _previous(rt) if icfg.stable_communities and not reset else []
+        communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed, previous)
         existing = {} if reset else _existing_reports(rt, {c.id for c in communities})
         settle("report", lambda: generate_reports(graph, communities, chat, cfg, existing))
     return {
@@ -157,6 +159,16 @@ def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress
         "failed": sum(r["failed"] for r in rounds),
         "_failed_keys": dict(chat.failed),
     }
+
+
+def _previous(rt: Runtime) -> list[Previous]:
+    """The stored partition the run will cluster from (empty for a database without our schema)."""
+    from driftgraph.index.write import previous_partition
+
+    try:
+        return previous_partition(rt.store)
+    except StoreError:
+        return []
 
 
 def _existing_reports(rt: Runtime, ids: set[str]) -> dict[str, Any]:

@@ -1,19 +1,21 @@
-"""Hierarchical Leiden (graspologic-native's core) with a fixed seed: the same graph gives the same
-communities, numbers and ids on every run.
+"""Communities from the merged graph: hierarchical Leiden (index/partition.py), numbered and described.
 
-Edges go in sorted order with sorted endpoints, so nothing depends on dict or set iteration order. A
-community's id hashes its level and its member entity ids: an unchanged community keeps its id (and its
-report) across incremental runs, a changed one gets a new id. Numbers are assigned in a canonical order
-(level, then size descending, then first member id) rather than taken from the library's internals.
+A community's id hashes its level and its member entity ids: an unchanged community keeps its id (and so
+can keep its report) across incremental runs, a changed one gets a new id. A first run numbers
+communities in a canonical order (level, then size descending, then first member id); later runs keep the
+number of every community whose id survives and give new communities numbers after the highest one
+used so far, so a kept community's number (its human-readable id, cited in its parent's context) holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from driftgraph.index.merge import Graph
+from driftgraph.index.partition import Previous, graph_basis, hierarchy, params_key
 
 
 @dataclass
@@ -26,6 +28,7 @@ class Community:
     children: list[int] = field(default_factory=list)
     relationship_ids: list[str] = field(default_factory=list)
     text_unit_ids: list[str] = field(default_factory=list)
+    graph_basis: str = ""
 
     @property
     def size(self) -> int:
@@ -36,38 +39,37 @@ def community_id(level: int, entity_ids: list[str]) -> str:
     return hashlib.sha256(f"community\x00{level}\x00{','.join(sorted(entity_ids))}".encode()).hexdigest()[:32]
 
 
-def leiden_levels(
-    edges: list[tuple[str, str, float]], max_cluster_size: int, seed: int
-) -> tuple[dict[tuple[int, int], list[str]], dict[int, int]]:
-    """{(level, cluster): sorted members} and {cluster: parent cluster or -1}."""
-    from graspologic_native import hierarchical_leiden
-
-    if not edges:
-        return {}, {}
-    result = hierarchical_leiden(edges, max_cluster_size=max_cluster_size, seed=seed)
-    members: dict[tuple[int, int], list[str]] = defaultdict(list)
-    parents: dict[int, int] = {}
-    for p in result:
-        members[(p.level, p.cluster)].append(p.node)
-        parents[p.cluster] = -1 if p.parent_cluster is None else p.parent_cluster
-    return {k: sorted(v) for k, v in members.items()}, parents
-
-
-def detect_communities(graph: Graph, max_cluster_size: int, seed: int) -> list[Community]:
+def edge_list(graph: Graph) -> list[tuple[str, str, float]]:
+    """Undirected weighted edges, endpoints and list sorted: nothing depends on dict or set order."""
     pairs: dict[tuple[str, str], float] = {}
     for r in graph.relationships:
         a, b = sorted((r.source_id, r.target_id))
         pairs[(a, b)] = pairs.get((a, b), 0.0) + float(r.weight or 1.0)
-    edges = [(a, b, w) for (a, b), w in sorted(pairs.items())]
-    members, parents = leiden_levels(edges, max_cluster_size, seed & 0xFFFFFFFFFFFFFFFF)
-    order = sorted(members, key=lambda k: (k[0], -len(members[k]), members[k][0]))
-    number = {key: i for i, key in enumerate(order)}
+    return [(a, b, w) for (a, b), w in sorted(pairs.items())]
+
+
+def detect_communities(
+    graph: Graph, max_cluster_size: int, seed: int, previous: Sequence[Previous] = ()
+) -> list[Community]:
+    """Communities, numbered; with ``previous`` (the stored partition) unchanged regions keep theirs."""
+    clusters, adj = hierarchy(edge_list(graph), max_cluster_size, seed, previous)
+    key = params_key(max_cluster_size, seed & 0xFFFFFFFFFFFFFFFF)
+    ids = [community_id(c.level, c.members) for c in clusters]
+    old_number = {p.id: p.number for p in previous}
+    order = sorted(
+        range(len(clusters)), key=lambda i: (clusters[i].level, -len(clusters[i].members), clusters[i].members[0])
+    )
+    number: dict[int, int] = {i: old_number[ids[i]] for i in order if ids[i] in old_number}
+    fresh = max(old_number.values(), default=-1) + 1
+    for i in order:
+        if i not in number:
+            number[i], fresh = fresh, fresh + 1
     out: dict[int, Community] = {}
-    for level, cluster in order:
-        ids = members[(level, cluster)]
-        n = number[(level, cluster)]
-        parent = number.get((level - 1, parents.get(cluster, -1)), -1)
-        out[n] = Community(community_id(level, ids), n, level, parent, ids)
+    for i in order:
+        cl = clusters[i]
+        parent = number[cl.parent] if cl.parent >= 0 else -1
+        basis = graph_basis(adj, cl.members, key)
+        out[number[i]] = Community(ids[i], number[i], cl.level, parent, cl.members, graph_basis=basis)
     for c in out.values():
         if c.parent >= 0:
             out[c.parent].children.append(c.community)

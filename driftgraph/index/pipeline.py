@@ -3,7 +3,8 @@
 Every LLM call goes through the on-disk cache (``index.cache_dir``), so a re-run or a run resumed after a
 crash pays only for work not done yet; there is no ``--resume`` flag because resuming is the default. A
 run compares its documents with the database: removed or changed documents lose what they contributed,
-unchanged communities keep their reports, and the summary says what was re-done.
+communities the change does not touch keep their members, ids and reports (index/partition.py), and the
+summary says what was re-done.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from driftgraph.index.extract import extract_all
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.reports import generate_reports
-from driftgraph.index.write import stored_report, sync_communities, sync_graph
+from driftgraph.index.write import previous_partition, stored_report, sync_communities, sync_graph
 from driftgraph.llm.cache import CallCache
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
@@ -126,6 +127,8 @@ def run_index(
             ensure_schema(store, embedder.model_id, embedder.dimensions)
             state = read_state(store)
             _refuse_foreign_index(store, state)
+            # read before sync_graph deletes entities and their memberships
+            previous = previous_partition(store) if icfg.stable_communities else []
             mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
         summary["documents"] = {
@@ -143,7 +146,7 @@ def run_index(
             deleted = sync_graph(store, state, docs, chunks, graph, icfg.write_batch_size, tokens)
         bars.done("write")
         with stage("communities"):
-            communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed)
+            communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed, previous)
         bars.done("communities", len(communities))
         with stage("reports"):
             kept = {c.id for c in communities} & state["communities"]
@@ -191,6 +194,7 @@ def run_index(
                 "communities": community_sync,
                 "reports_generated": report_stats["generated"],
                 "reports_reused": report_stats["reused"],
+                "reports_outdated": report_stats["outdated"],
                 "reports_with_substituted_sub_reports": report_stats["substituted"],
                 "deleted": deleted,
                 "embedded": embedded,

@@ -2,17 +2,22 @@
 
 A community's context is its entities, relationships and claims as tables, most connected first. When that
 does not fit ``index.report_max_input_tokens``, reports of its largest sub-communities replace their raw
-rows one by one until it fits (then the rest is cut in priority order). Reports of communities whose
-membership (and so id) did not change are reused as they are: only changed communities cost LLM calls.
+rows one by one until it fits (then the rest is cut in priority order). A stored report is reused when
+its community's id (level + members) and its *report basis* (a hash of the entity, relationship and claim
+rows its context is built from) are unchanged: a community whose members gained a description or a
+degree gets a fresh report even when its membership held. A report stored without a basis (written
+before bases were kept) is reused on its id alone, as it was then.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftgraph.config import Config
@@ -57,6 +62,7 @@ class Report:
     findings: list[dict[str, str]] = field(default_factory=list)
     full_content: str = ""
     reused: bool = False
+    basis: str | None = None
 
 
 def full_content(title: str, summary: str, findings: Sequence[dict[str, str]]) -> str:
@@ -129,6 +135,18 @@ class ContextBuilder:
                 used += tokens
         return "\n".join(parts), used, complete
 
+    def basis(self, c: Community) -> str:
+        """Hash of the rows a report of ``c`` reads (stable ids, not the per-run row numbers)."""
+        ents = sorted(c.entity_ids)
+        rows = [
+            [[e.id, e.title, e.type, e.description, e.degree] for e in (self.entities[i] for i in ents)],
+            [[r.id, r.source, r.target, r.description, r.combined_degree]
+             for r in (self.rels[i] for i in sorted(c.relationship_ids))],
+            [[cl.id, cl.subject, cl.type, cl.status, cl.description]
+             for e in ents for cl in self.claims_by_entity.get(e, [])],
+        ]  # fmt: skip
+        return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode()).hexdigest()[:32]
+
     def context(self, c: Community, children: Sequence[Community], reports: dict[str, Report]) -> tuple[str, bool]:
         """(context, substituted?) for ``c``; sub-reports replace raw rows only when raw data does not fit."""
         text, _, complete = self.raw(c.entity_ids, c.relationship_ids, self.budget)
@@ -161,11 +179,12 @@ def generate_reports(
     existing: dict[str, Report],
     on_done: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Report], dict[str, Any]]:
-    """Reports by community id, plus stats (generated, reused, substituted, failures)."""
+    """Reports by community id, plus stats (generated, reused, outdated: generated again for a kept
+    community whose data changed, substituted, failures)."""
     builder = ContextBuilder(graph, cfg)
     by_number = {c.community: c for c in communities}
     reports: dict[str, Report] = {}
-    stats: dict[str, Any] = {"generated": 0, "reused": 0, "substituted": 0, "failures": []}
+    stats: dict[str, Any] = {"generated": 0, "reused": 0, "outdated": 0, "substituted": 0, "failures": []}
     lock = threading.Lock()
 
     def count(key: str, n: int = 1) -> None:
@@ -173,9 +192,12 @@ def generate_reports(
             stats[key] += n
 
     def one(c: Community) -> Report | None:
-        if c.id in existing:
+        basis = builder.basis(c)
+        old = existing.get(c.id)
+        if old is not None and old.basis in (None, basis):
             count("reused")
-            return existing[c.id]
+            return replace(old, basis=basis)
+        count("outdated", int(old is not None))
         children = [by_number[n] for n in c.children if n in by_number]
         context, substituted = builder.context(c, children, reports)
         prompt = render_prompt("community_report", cfg.prompts, input_text=context)
@@ -203,6 +225,7 @@ def generate_reports(
             rec.rating_explanation,
             findings,
             full_content(rec.title, rec.summary, findings),
+            basis=basis,
         )
 
     for level in sorted({c.level for c in communities}, reverse=True):

@@ -16,10 +16,17 @@ from driftgraph.index.chunk import Chunk
 from driftgraph.index.communities import Community
 from driftgraph.index.load import Document
 from driftgraph.index.merge import Graph
+from driftgraph.index.partition import Previous
 from driftgraph.index.reports import Report
 from driftgraph.store import ingest
 from driftgraph.store.db import Store
-from driftgraph.store.index_state import clear_community_parents, delete_by_id, prune_entity_mentions
+from driftgraph.store.index_state import (
+    clear_community_parents,
+    delete_by_id,
+    prune_entity_mentions,
+    stored_partition,
+    write_community_bases,
+)
 
 Row = dict[str, Any]
 
@@ -205,12 +212,22 @@ def sync_communities(
     batch_size: int,
     tokens: Callable[[str], int],
 ) -> dict[str, int]:
-    """Replace the community layer: drop removed communities, relink kept ones, write reports."""
+    """Replace the community layer: drop removed communities, relink kept ones, write reports, then the
+    bases the next incremental run compares against (last, so a crash before it only costs a re-check)."""
     new_ids = {c.id for c in communities}
     removed = delete_by_id(store, "communities", existing - new_ids, batch_size)
     clear_community_parents(store, existing & new_ids, batch_size)
     ingest.write_communities(store, community_rows(communities), batch_size)
     ingest.write_community_reports(store, report_rows(communities, reports), batch_size, tokens)
+    bases = [
+        {
+            "id": c.id,
+            "graph_basis": c.graph_basis or None,
+            "report_basis": r.basis if (r := reports.get(c.id)) else None,
+        }
+        for c in communities
+    ]
+    write_community_bases(store, bases, batch_size)
     return {"removed": removed, "kept": len(existing & new_ids), "new": len(new_ids - existing)}
 
 
@@ -229,4 +246,14 @@ def stored_report(row: Row) -> Report:
         parsed,
         row.get("full_content") or "",
         reused=True,
+        basis=row.get("basis"),
     )
+
+
+def previous_partition(store: Store) -> list[Previous]:
+    """The stored communities, as incremental clustering reads them (before entities are deleted)."""
+    return [
+        Previous(r["id"], int(r["level"]), int(r["community"]), int(r["parent"]), tuple(r["members"]), r["graph_basis"])
+        for r in stored_partition(store)
+        if r["level"] is not None and r["community"] is not None
+    ]

@@ -51,3 +51,13 @@ def prune_entity_mentions(store: Store, rows: Iterable[dict[str, Any]], batch_si
 
 def stored_reports(store: Store, ids: Iterable[str]) -> list[dict[str, Any]]:
     return store.read("ingest/community_reports_by_id", ids=sorted(ids))
+
+
+def stored_partition(store: Store) -> list[dict[str, Any]]:
+    """Every community with its members and graph basis (read before entities are deleted)."""
+    return store.read("ingest/community_partition")
+
+
+def write_community_bases(store: Store, rows: Iterable[dict[str, Any]], batch_size: int) -> None:
+    for batch in batched(rows, batch_size):
+        store.run("ingest/community_bases", rows=batch)
