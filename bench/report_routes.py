@@ -64,7 +64,7 @@ def routes(d: dict[str, Any]) -> list[str]:
         names = list(mq["runs"])
         before, after = mq["runs"][names[0]], mq["runs"][names[-1]]
         out += [
-            "MuSiQue dev (50 questions, evidence recall): the same change on questions that are mostly `fact`-routed "
+            "MuSiQue dev (50 questions, evidence recall): the same change on questions the rule routes `fact` "
             "(no caps there; summaries can still enter).",
             "",
             "| budget | " + " | ".join(names) + " | questions changed | routes (fact / relational / thematic) |",
