@@ -367,7 +367,11 @@ def write(raw: Path, target: Path) -> None:
             parts += fn(d)
     from bench import report_routes
 
-    for name, fn in (("routes", report_routes.routes), ("basic_baseline", report_routes.basic_baseline)):
+    for name, fn in (
+        ("routes", report_routes.routes),
+        ("basic_baseline", report_routes.basic_baseline),
+        ("speed_product", report_routes.product_path),
+    ):
         d = _load(raw, name)
         if d:
             parts += fn(d)
