@@ -1,4 +1,5 @@
-"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|report [--quick]`` (and ``serve``).
+"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|routes|basic|report [--quick]``
+(and ``serve``).
 
 Every part writes its raw numbers to ``bench/results/raw/<part>.json``; ``report`` (run after every part)
 renders all raw files present into ``bench/results/latest.md`` and the PNG plots. See bench/README.md.
@@ -14,7 +15,7 @@ import time
 
 from bench import parts
 
-PARTS = ("prepare", "quality", "speed", "scale", "drift", "global", "embedder")
+PARTS = ("prepare", "quality", "speed", "scale", "drift", "global", "embedder", "routes", "basic")
 
 
 def main(argv: list[str] | None = None) -> int:

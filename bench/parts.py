@@ -141,6 +141,7 @@ def _save_local_speed(ctx: Context, runs: dict) -> None:
         {
             "budget": SPEED_BUDGET,
             "driftgraph_ms": dg["speed_ms"],
+            "driftgraph_api_ms": dg.get("speed_api_ms"),
             "graphrag_ms": gr["speed_ms"],
             "driftgraph_client_rss_mb": dg["peak_rss_mb"],
             "graphrag_client_rss_mb": gr["peak_rss_mb"],
@@ -345,6 +346,19 @@ def run_embedder(ctx: Context) -> None:
         },
         ctx,
     )
+
+
+# -- routes (operation-dulce) and GraphRAG's basic search baseline: bench/parts_routes.py -------------------
+def run_routes(ctx: Context) -> None:
+    from bench import parts_routes
+
+    parts_routes.run_routes(ctx)
+
+
+def run_basic(ctx: Context) -> None:
+    from bench import parts_routes
+
+    parts_routes.run_basic(ctx)
 
 
 # -- report --------------------------------------------------------------------------------------------------------

@@ -177,6 +177,20 @@ class RerankConfig(_Section):
     max_llm_calls: int = Field(1, ge=1, le=20, description="llm: listwise calls per question (top_n split)")
 
 
+class SourceCaps(_Section):
+    """Shares of the context budget each source may fill before every later source has had its turn.
+
+    1.0 = no cap. What a cap held back is offered again once every source had its turn, so a cap never
+    leaves room unused; it only stops the route's lead source from starving the others (query/budget.py).
+    """
+
+    report: float = Field(1.0, gt=0, le=1, description="community reports")
+    entity: float = Field(1.0, gt=0, le=1, description="entities")
+    relationship: float = Field(1.0, gt=0, le=1, description="relationships")
+    chunk: float = Field(1.0, gt=0, le=1, description="source text")
+    claim: float = Field(1.0, gt=0, le=1, description="claims")
+
+
 class LocalConfig(_Section):
     """Local search (README "Local search"): entry thresholds, expansion limits, routing, budget. Every key is read."""
 
@@ -224,6 +238,10 @@ class LocalConfig(_Section):
     entity_floor: int = Field(3, ge=0, description="fact route: entities always given room")
     relationship_floor: int = Field(5, ge=0, description="relational route: relationships always given room")
     report_floor: int = Field(2, ge=0, description="thematic route: reports always given room")
+    # one token currency no more: shorter forms and per-source caps (README "Routes, caps and summaries")
+    report_summary: bool = Field(True, description="a report that does not fit what is left enters as its summary")
+    relational_caps: SourceCaps = SourceCaps(relationship=0.5)
+    thematic_caps: SourceCaps = SourceCaps(report=0.5)
     rerank: RerankConfig = RerankConfig()
 
 

@@ -256,3 +256,32 @@ def test_empty_database_is_a_one_line_error(dulce, fake_llm, tmp_path):
     res = _cli(tmp_path, dulce, fake_llm, QUESTION)
     assert res.returncode == 1 and "import-graphrag" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_a_report_that_does_not_fit_enters_as_its_summary_and_caps_hold_the_lead_back(dulce, fake_llm):
+    """Thematic route at 2,000 tokens on dulce: reports are 600-1,400 tokens and the lead source may fill only
+    half the budget, so a report enters as its summary (the trace says so and why); held-back reports are
+    dropped as ``source_cap``; with both mechanisms off the fill is the old one: no short form, no cap."""
+    fake_llm.responder = responder
+    question = "What are the main themes of Operation: Dulce?"
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        out = eng.query_local(question, context_only=True, budget=2000).to_dict()
+    tr = out["trace"]
+    assert tr["route"]["shape"] == "thematic" and tr["route"]["caps"] == {"report": 0.5}
+    reports = [i for i in tr["items"] if i["source"] == "report" and i["status"] == "included"]
+    summaries = [i for i in reports if i.get("form") == "summary"]
+    assert summaries, reports
+    assert all("did not fit" in i["why"] for i in summaries)
+    with Store(_cfg(dulce, fake_llm).neo4j) as store:
+        rows = _q(store, "MATCH (c:__Community__ {id: $id}) RETURN c.summary AS s, c.full_content AS f",
+                  id=summaries[0]["id"])
+    assert rows[0]["s"].strip() in out["context"]["text"] and rows[0]["f"].strip() not in out["context"]["text"]
+    assert sum(i["tokens"] for i in reports) <= 1000 + 20  # within the cap (a table header at most over)
+    assert any(i.get("reason") == "source_cap" for i in tr["items"] if i["status"] == "dropped")
+    assert out["context"]["tokens"] <= 2000
+    off = {"report_summary": False, "thematic_caps": {"report": 1.0}}
+    with open_engine(_cfg(dulce, fake_llm, **off)) as eng:
+        old = eng.query_local(question, context_only=True, budget=2000).to_dict()["trace"]
+    assert old["route"]["caps"] == {}
+    assert not any(i.get("form") for i in old["items"])
+    assert {i.get("reason") for i in old["items"] if i["status"] == "dropped"} <= {"budget", "below_threshold"}

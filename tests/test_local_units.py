@@ -153,6 +153,15 @@ def test_route_override_floors_and_orders():
     assert route("When?", _ents(2), s, None, None).floors == {"chunk": 2}  # fact, entity floor 0 left out
 
 
+def test_route_caps_per_shape():
+    s = LocalConfig(relational_caps={"relationship": 0.4, "chunk": 0.6}, thematic_caps={"report": 0.3})
+    assert route("q", _ents(2), s, "relational", None).caps == {"relationship": 0.4, "chunk": 0.6}
+    assert route("q", _ents(2), s, "thematic", None).to_dict()["caps"] == {"report": 0.3}
+    assert route("q", _ents(2), s, "fact", None).caps == {}  # the evidence route is never capped
+    with pytest.raises(ValueError, match="report"):
+        LocalConfig(thematic_caps={"report": 0.0})
+
+
 def test_rewrite_rule():
     assert needs_rewrite("What did he do after that?") is not None
     assert needs_rewrite("And in 1990?") is not None

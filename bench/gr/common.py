@@ -77,8 +77,8 @@ def read_frames(root: Path) -> dict:
     return frames
 
 
-def entity_store(entities_df, vectors: np.ndarray, folder: str):
-    """graphrag's LanceDB store for ``entity_description`` filled with our vectors.
+def entity_store(entities_df, vectors: np.ndarray, folder: str, index_name: str = "entity_description"):
+    """graphrag's LanceDB store for ``entity_description`` (or ``index_name``) filled with our vectors.
 
     The store is created by graphrag's own ``LanceDBVectorStore.create_index``; rows are appended as Arrow
     batches in its schema (what ``load_documents`` writes, minus the per-row Python lists that would make a
@@ -87,7 +87,7 @@ def entity_store(entities_df, vectors: np.ndarray, folder: str):
     import pyarrow as pa
     from graphrag_vectors.lancedb import LanceDBVectorStore
 
-    store = LanceDBVectorStore(db_uri=folder, index_name="entity_description", vector_size=vectors.shape[1])
+    store = LanceDBVectorStore(db_uri=folder, index_name=index_name, vector_size=vectors.shape[1])
     store.connect()
     store.create_index()
     schema = store.document_collection.schema

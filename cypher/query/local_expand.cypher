@@ -45,7 +45,7 @@ CALL () {
     RETURN c, 0 AS hit
   }
   WITH c, sum(hit) AS matched
-  RETURN collect(c {.id, .community, .title, .level, .rank, .n_tokens, .full_content, matched: matched,
+  RETURN collect(c {.id, .community, .title, .level, .rank, .n_tokens, .full_content, .summary, matched: matched,
                     similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS reports
 }
 CALL () {

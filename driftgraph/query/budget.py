@@ -6,8 +6,12 @@
     context = override if given, else min(derived, cap)
 
 ``fill`` satisfies per-source floors, then fills in priority order item by item: what one source does not
-use flows to the next (no fixed shares). Invariants (tested with hypothesis): the total never exceeds the
-budget, and an item dropped for ``budget`` is larger than what is left unused at the end.
+use flows to the next. Optional per-source caps (tokens) hold a source back until every source has had its
+turn; then what is left is offered again in priority order, caps lifted, so a cap never leaves room unused.
+An item with a shorter form (a report's summary) enters in that form when the full one does not fit what
+is left, and is upgraded to the full form at the end if the room is there. Invariants (tested with
+hypothesis): the total never exceeds the budget, and an item dropped for ``budget`` or ``source_cap`` is
+larger, in its shortest form, than what is left unused at the end.
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ class Candidate:
     rank: int = 0
     hop: str | None = None
     payload: Any = None
+    short: Candidate | None = None  # a shorter form of the same item (a report's summary), same source/id/rank
+    form: str | None = None  # set on a short form: what it is ("summary")
+    why: str | None = None  # set when the short form entered: why the full one did not
 
 
 @dataclass
@@ -100,6 +107,7 @@ class FillResult:
     used: int = 0
     budget: int = 0
     opened: list[str] = field(default_factory=list)
+    used_by: dict[str, int] = field(default_factory=dict)  # tokens per source, its table header included
 
     @property
     def unused(self) -> int:
@@ -112,44 +120,101 @@ def fill(
     floors: Mapping[str, int],
     budget: int,
     header_tokens: Mapping[str, int] | None = None,
+    caps: Mapping[str, int] | None = None,
 ) -> FillResult:
-    """Floors first (in priority order), then every source in priority order, item by item.
+    """Floors first (in priority order), then every source in priority order, item by item, within its cap;
+    then, caps lifted, what did not get in is offered the rest; last, short forms are upgraded where room is.
 
     A source's table header costs ``header_tokens[source]`` once, when its first item enters. Candidates of
     a source missing from ``order`` are dropped as ``not_routed``. Items keep their given order per source.
+    An item the cap held back while the budget had room for it is dropped as ``source_cap`` if it never
+    gets in later; otherwise as ``budget``.
     """
-    headers = header_tokens or {}
-    res = FillResult(budget=budget)
-    taken: set[tuple[str, str]] = set()
-    opened: set[str] = set()
+    return _Filler(budget, header_tokens or {}, caps or {}).run(candidates, order, floors)
 
-    def cost(c: Candidate) -> int:
-        return c.tokens + (0 if c.source in opened else headers.get(c.source, 0))
 
-    def take(c: Candidate, price: int) -> None:
+class _Filler:
+    """One fill's state: what is taken, per-source use, and which items a cap held back."""
+
+    def __init__(self, budget: int, headers: Mapping[str, int], caps: Mapping[str, int]) -> None:
+        self.res = FillResult(budget=budget)
+        self.headers = headers
+        self.caps = caps
+        self.taken: dict[tuple[str, str], Candidate] = {}
+        self.capped: set[tuple[str, str]] = set()
+        self.full_of: dict[tuple[str, str], Candidate] = {}  # items that entered in short form -> full form
+
+    def cost(self, c: Candidate) -> int:
+        return c.tokens + (0 if c.source in self.res.used_by else self.headers.get(c.source, 0))
+
+    def room(self, source: str, capped: bool) -> int:
+        left = self.res.budget - self.res.used
+        if capped and source in self.caps:
+            return min(left, self.caps[source] - self.res.used_by.get(source, 0))
+        return left
+
+    def take(self, c: Candidate, price: int) -> None:
+        res = self.res
         res.included.append(c)
         res.used += price
-        taken.add((c.source, c.id))
-        if c.source not in opened:
-            opened.add(c.source)
+        if c.source not in res.used_by:
+            res.used_by[c.source] = 0
             res.opened.append(c.source)
+        res.used_by[c.source] += price
+        self.taken[(c.source, c.id)] = c
 
-    for source in order:
-        for c in list(candidates.get(source, ()))[: max(0, floors.get(source, 0))]:
-            price = cost(c)
-            if price <= budget - res.used:
-                take(c, price)
-    for source in order:
-        for c in candidates.get(source, ()):
-            if (c.source, c.id) in taken:
+    def offer(self, c: Candidate, capped: bool) -> bool:
+        """Take ``c`` in full, or its short form, within the room its source has now."""
+        room = self.room(c.source, capped)
+        price = self.cost(c)
+        if price <= room:
+            self.take(c, price)
+            return True
+        short = c.short
+        if short is not None and self.cost(short) <= room:
+            what = "its source's cap" if room < self.res.budget - self.res.used else "the budget"
+            short.why = f"full form ({c.tokens} tokens) did not fit the {room} left within {what}"
+            self.take(short, self.cost(short))
+            self.full_of[(c.source, c.id)] = c
+            return True
+        if capped and min(price, self.cost(short) if short else price) <= self.res.budget - self.res.used:
+            self.capped.add((c.source, c.id))
+        return False
+
+    def run(
+        self, candidates: Mapping[str, Sequence[Candidate]], order: Sequence[str], floors: Mapping[str, int]
+    ) -> FillResult:
+        res = self.res
+        for source in order:
+            for c in list(candidates.get(source, ()))[: max(0, floors.get(source, 0))]:
+                self.offer(c, capped=True)
+        for capped in (True, False):
+            for source in order:
+                for c in candidates.get(source, ()):
+                    if (c.source, c.id) not in self.taken:
+                        self.offer(c, capped)
+        self._upgrade()
+        for source in order:
+            for c in candidates.get(source, ()):
+                if (c.source, c.id) not in self.taken:
+                    res.dropped.append((c, "source_cap" if (c.source, c.id) in self.capped else "budget"))
+        for source, items in candidates.items():
+            if source not in order:
+                res.dropped.extend((c, "not_routed") for c in items)
+        res.included.sort(key=lambda c: (order.index(c.source) if c.source in order else len(order), c.rank))
+        return res
+
+    def _upgrade(self) -> None:
+        """Short forms become full again, best first, where the difference still fits."""
+        res = self.res
+        for i, c in enumerate(list(res.included)):
+            full = self.full_of.get((c.source, c.id))
+            if full is None or res.included[i] is full:
                 continue
-            price = cost(c)
-            if price <= budget - res.used:
-                take(c, price)
-            else:
-                res.dropped.append((c, "budget"))
-    for source, items in candidates.items():
-        if source not in order:
-            res.dropped.extend((c, "not_routed") for c in items)
-    res.included.sort(key=lambda c: (order.index(c.source) if c.source in order else len(order), c.rank))
-    return res
+            extra = full.tokens - c.tokens
+            if extra <= res.budget - res.used:
+                res.included[i] = full
+                res.used += extra
+                res.used_by[c.source] += extra
+                self.taken[(c.source, c.id)] = full
+                del self.full_of[(c.source, c.id)]

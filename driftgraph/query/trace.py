@@ -74,6 +74,8 @@ class TraceItem:
     via: str | None = None  # e.g. the rare entity a second-hop chunk shares with a seed chunk
     depth: int | None = None  # chunks: the hop that found it (1 entry, 2 seed hop, 3+ multi-hop bridge)
     rerank_score: float | None = None  # the reranker's relevance score, when local.rerank ran
+    form: str | None = None  # a shorter form entered instead of the full item ("summary" for a report)
+    why: str | None = None  # with ``form``: why the full item did not enter
 
 
 @dataclass

@@ -7,7 +7,8 @@ a kept entry entity (``idf / idf_max * similarity(entity)``). So a vector hit st
 unless the graph supports it, and a chunk similarity missed (the second hop of a multi-hop question) enters
 when it shares a rare name with the best evidence. ``hop`` records how each chunk came in.
 Entities keep their entry order; relationships: in-network first, then by the anchor entity's rank and
-weight; reports: query similarity plus matched-entity count; claims: by their entity's rank.
+weight; reports: query similarity plus matched-entity count (each with its summary as a shorter form, which the
+fill uses when the full report does not fit); claims: by their entity's rank.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def rank_all(expansion: dict[str, Any], entry: EntryResult, settings: LocalConfi
     _chunks(out, expansion, entry, settings)
     _entities(out, expansion)
     _relationships(out, expansion, entry)
-    _reports(out, expansion)
+    _reports(out, expansion, settings.report_summary)
     _claims(out, expansion, entry)
     everything = [c for items in out.candidates.values() for c in items]
+    everything += [c.short for c in everything if c.short is not None]
     for c, n in zip(everything, count_many([c.payload["row"] for c in everything]), strict=True):
         c.tokens = n
     return out
@@ -175,14 +177,20 @@ def _relationships(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
     out.candidates["relationship"] = kept
 
 
-def _reports(out: Ranked, x: dict[str, Any]) -> None:
+def _reports(out: Ranked, x: dict[str, Any], summaries: bool) -> None:
     def score(r: dict[str, Any]) -> float:
         return float(r.get("similarity") or 0.0) + 0.05 * math.log1p(r.get("matched") or 0)
 
     rows = sorted(x.get("reports") or [], key=lambda r: (-score(r), -(r.get("rank") or 0.0), r["id"]))
-    out.candidates["report"] = [
-        _make("report", i, r["id"], score(r), r, f"level {r.get('level')}") for i, r in enumerate(rows, 1)
-    ]
+    kept = []
+    for i, r in enumerate(rows, 1):
+        c = _make("report", i, r["id"], score(r), r, f"level {r.get('level')}")
+        if summaries and r.get("summary") and r.get("summary") != r.get("full_content"):
+            # the shorter form the fill may use when the full report does not fit what is left
+            c.short = Candidate("report", r["id"], 0, c.score, rank=i, hop=c.hop, form="summary",
+                                payload={**r, "row": render.row("report", i, {**r, "full_content": r["summary"]})})
+        kept.append(c)
+    out.candidates["report"] = kept
 
 
 def _claims(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:

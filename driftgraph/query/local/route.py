@@ -8,7 +8,10 @@ and ``llm_router`` is on does one small chat call (``prompts/route_question.txt`
 * ``thematic`` - broad themes: community reports first.
 
 Every shape keeps the evidence floor (``chunk_floor`` chunks when any exist) and a floor for its lead
-source; what a source does not use flows to the next.
+source; what a source does not use flows to the next. The relational and thematic shapes also carry
+per-source caps (``relational_caps`` / ``thematic_caps``: shares of the budget), so their lead source
+cannot take the whole budget before the others have had their turn; the fact shape has none (its lead,
+the source text, is the evidence).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.query.trace import EntryCandidate
@@ -55,15 +58,31 @@ class Route:
     floors: dict[str, int]
     reason: str
     router: str  # "config", "rule" or "llm"
+    caps: dict[str, float] = field(default_factory=dict)  # source -> share of the budget (only those < 1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "shape": self.shape,
             "order": self.order,
             "floors": self.floors,
+            "caps": self.caps,
             "reason": self.reason,
             "router": self.router,
         }
+
+
+def caps_for(shape: str, settings: LocalConfig) -> dict[str, float]:
+    """The shape's per-source caps as shares of the budget; sources without a cap (1.0) are left out."""
+    if shape == "fact":
+        return {}
+    c = settings.relational_caps if shape == "relational" else settings.thematic_caps
+    shares = {"report": c.report, "entity": c.entity, "relationship": c.relationship, "chunk": c.chunk,
+              "claim": c.claim}
+    return {k: v for k, v in shares.items() if v < 1.0}
+
+
+def _make_route(shape: str, settings: LocalConfig, reason: str, router: str) -> Route:
+    return Route(shape, list(ORDERS[shape]), floors_for(shape, settings), reason, router, caps_for(shape, settings))
 
 
 def floors_for(shape: str, settings: LocalConfig) -> dict[str, int]:
@@ -101,20 +120,14 @@ def route(
     """The route: forced by ``--route``/config, else the rule, else (unsure + llm_router) the LLM."""
     wanted = override or settings.route
     if wanted in SHAPES:
-        return Route(wanted, list(ORDERS[wanted]), floors_for(wanted, settings), "set by --route/config", "config")
+        return _make_route(wanted, settings, "set by --route/config", "config")
     shape, reason, confident = classify(question, entities)
     if not confident and settings.llm_router and chat is not None and render_router_prompt is not None:
         llm_shape = ask_router(chat, render_router_prompt(question, entities))
         if llm_shape is not None:
-            return Route(
-                llm_shape,
-                list(ORDERS[llm_shape]),
-                floors_for(llm_shape, settings),
-                f"LLM router (rule was unsure: {reason})",
-                "llm",
-            )
+            return _make_route(llm_shape, settings, f"LLM router (rule was unsure: {reason})", "llm")
         reason += "; LLM router gave no valid shape"
-    return Route(shape, list(ORDERS[shape]), floors_for(shape, settings), reason, "rule")
+    return _make_route(shape, settings, reason, "rule")
 
 
 def ask_router(chat: ChatClient, prompt: str) -> str | None:

@@ -339,7 +339,12 @@ def _assemble(
     if note_tokens > budget:
         note, note_tokens = "", 0  # a budget too small even for the note stays empty
     headers = {s: count(render.header(s)) for s in SOURCES}
-    result = fill(candidates, chosen.order, chosen.floors, max(0, budget - note_tokens), headers)
+    room = max(0, budget - note_tokens)
+    caps = {s: int(share * room) for s, share in chosen.caps.items()}
+    result = fill(candidates, chosen.order, chosen.floors, room, headers, caps)
+    short = [c for c in result.included if c.form]
+    if short:
+        rec.notes.append(f"{len(short)} report(s) entered as their summary: the full text did not fit what was left")
     text = note + render.render(result.included, chosen.order)
     tokens = count(text)
     while tokens > budget and result.included:  # safety net; the parts add up exactly in practice
@@ -358,7 +363,7 @@ def _record_items(rec: Trace, included: list[Candidate], dropped: list[tuple[Can
         rec.add_item(
             TraceItem(
                 c.source, c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 4), p.get("via"),
-                depth=p.get("depth"), rerank_score=p.get("rerank_score"),
+                depth=p.get("depth"), rerank_score=p.get("rerank_score"), form=c.form, why=c.why,
             )
         )
     for c, reason in dropped:
