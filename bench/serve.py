@@ -79,6 +79,8 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
     latencies: list[float] = []
     errors: list[str] = []
 
+    failed_ms: list[float] = []
+
     def one(i: int) -> None:
         q = questions[i % len(questions)]
         t = time.perf_counter()
@@ -86,6 +88,7 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
             call(q)
         except Exception as err:
             errors.append(f"{type(err).__name__}: {str(err)[:200]}")
+            failed_ms.append((time.perf_counter() - t) * 1000)  # a slow failure stretches the wall (req/s)
             return
         latencies.append(time.perf_counter() - t)
 
@@ -94,6 +97,8 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
         list(pool.map(one, range(n)))
     out = _summary(latencies, len(errors), time.perf_counter() - t0)
     out["first_errors"] = errors[:3]
+    out["failed_ms"] = sorted(failed_ms, reverse=True)[:10]
+    out["max_ms"] = max([x * 1000 for x in latencies] + failed_ms, default=None)
     return out
 
 
@@ -134,6 +139,7 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
     from driftgraph import LocalQuery, open_engine
     from driftgraph.config import load_config
 
+    load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
     root = data.MUSIQUE if dataset == "musique" else data.DULCE
     _log(f"importing {root.name} into {uri}")
     import_s = _import(uri, root)
@@ -193,6 +199,7 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
         except subprocess.TimeoutExpired:
             proc.kill()
     results["load"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    results["load_start"] = load_start
     one = str(levels[0])
     overhead = results["http"][one]["p50_ms"] - results["in_process"][one]["p50_ms"]
     return {
@@ -223,7 +230,11 @@ def table(res: dict[str, Any]) -> str:
     if res.get("http_floor_c1"):
         f = res["http_floor_c1"]
         lines += [f"HTTP round trip alone (GET /v1/models, c=1): {f['p50_ms']:.2f} ms p50, {f['p95_ms']:.2f} ms p95"]
-    lines += ["", f"machine load average during the run: {res.get('load', '?')}"]
+    lines += [
+        "",
+        f"machine load average (1, 5, 15 min) at the start: {res.get('load_start', '?')}, "
+        f"at the end: {res.get('load', '?')}",
+    ]
     return "\n".join(lines)
 
 
