@@ -129,8 +129,16 @@ def _run_matches_usage(server: Server, rid: str, usage: Any, calls: int) -> None
 @pytest.mark.parametrize("model", ["driftgraph-drift", "driftgraph-global"])
 def test_drift_and_global_chat_completion_id_and_usage_are_the_run(client, server, fake, model):
     fake.requests.clear()
-    reply = client.chat.completions.create(model=model, messages=[{"role": "user", "content": QUESTION}])
+    reply = client.chat.completions.create(
+        model=model,
+        messages=[
+            {"role": "user", "content": f"Tell me about the base ({MARKER})."},
+            {"role": "assistant", "content": "It is in New Mexico."},
+            {"role": "user", "content": "Who leads the team there?"},
+        ],
+    )
     calls = len(fake.chat_requests())
+    assert MARKER in json.dumps(fake.chat_requests()), "the follow-up is rewritten with the earlier messages"
     assert reply.model == model and reply.choices[0].finish_reason == "stop"
     assert "Operation Dulce is a mission" in (reply.choices[0].message.content or "")
     assert reply.id.startswith(model.removeprefix("driftgraph-") + "-")
@@ -275,6 +283,16 @@ def test_healthz_readyz_and_openapi(server):
     spec = httpx.get(f"{server.url}/openapi.json").json()
     schema = spec["components"]["schemas"]["LocalQueryBody"]["properties"]
     assert "Fix the context budget" in schema["budget"]["description"] and "stream" in schema
+
+
+def test_cors_is_off_without_serve_cors_origins(server):
+    origin = {"Origin": "http://chat-ui.example"}
+    preflight = httpx.options(
+        f"{server.url}/v1/query/local", headers={**origin, "Access-Control-Request-Method": "POST"}
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    res = httpx.get(f"{server.url}/v1/models", headers=origin)
+    assert res.status_code == 200 and "access-control-allow-origin" not in res.headers
 
 
 def test_upstream_llm_failure_is_502_with_its_status(server, fake):
