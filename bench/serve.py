@@ -79,6 +79,8 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
     latencies: list[float] = []
     errors: list[str] = []
 
+    failed_ms: list[float] = []
+
     def one(i: int) -> None:
         q = questions[i % len(questions)]
         t = time.perf_counter()
@@ -86,6 +88,7 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
             call(q)
         except Exception as err:
             errors.append(f"{type(err).__name__}: {str(err)[:200]}")
+            failed_ms.append((time.perf_counter() - t) * 1000)  # a slow failure stretches the wall (req/s)
             return
         latencies.append(time.perf_counter() - t)
 
@@ -94,7 +97,40 @@ def _load(call: Any, questions: list[str], n: int, concurrency: int) -> dict[str
         list(pool.map(one, range(n)))
     out = _summary(latencies, len(errors), time.perf_counter() - t0)
     out["first_errors"] = errors[:3]
+    out["failed_ms"] = sorted(failed_ms, reverse=True)[:10]
+    out["max_ms"] = max([x * 1000 for x in latencies] + failed_ms, default=None)
     return out
+
+
+def _paired(direct: Any, over_http: Any, questions: list[str], n: int) -> dict[str, Any]:
+    """``n`` questions each asked both ways back to back at concurrency 1, the order alternating, so both sides
+    see the same moment of a shared machine's load; the HTTP cost is the median of the per-pair differences."""
+    diffs: list[float] = []
+    sides: dict[str, list[float]] = {"in_process": [], "http": []}
+    errors: list[str] = []
+    for i in range(n):
+        q = questions[i % len(questions)]
+        order = [("in_process", direct), ("http", over_http)]
+        took: dict[str, float] = {}
+        try:
+            for name, call in order if i % 2 == 0 else order[::-1]:
+                t = time.perf_counter()
+                call(q)
+                took[name] = (time.perf_counter() - t) * 1000
+        except Exception as err:
+            errors.append(f"{type(err).__name__}: {str(err)[:200]}")
+            continue
+        for name, ms in took.items():
+            sides[name].append(ms)
+        diffs.append(took["http"] - took["in_process"])
+    return {
+        "pairs": len(diffs),
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "median_diff_ms": metrics.percentile(diffs, 50) if diffs else None,
+        "in_process_p50_ms": metrics.percentile(sides["in_process"], 50) if diffs else None,
+        "http_p50_ms": metrics.percentile(sides["http"], 50) if diffs else None,
+    }
 
 
 def _config_yaml(workdir: Path, max_concurrency: int) -> Path:
@@ -128,16 +164,21 @@ def _start_server(workdir: Path, uri: str, password: str, port: int) -> subproce
     raise SystemExit("driftgraph serve did not become ready in 180 s")
 
 
-def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup: int) -> dict[str, Any]:
+def run(
+    uri: str, password: str, dataset: str, levels: list[int], n: int, warmup: int, reimport: bool = True
+) -> dict[str, Any]:
     import httpx2 as httpx
 
     from driftgraph import LocalQuery, open_engine
     from driftgraph.config import load_config
 
+    load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
     root = data.MUSIQUE if dataset == "musique" else data.DULCE
-    _log(f"importing {root.name} into {uri}")
-    import_s = _import(uri, root)
-    _log(f"imported in {import_s:.0f} s")
+    import_s = None
+    if reimport:
+        _log(f"importing {root.name} into {uri}")
+        import_s = _import(uri, root)
+        _log(f"imported in {import_s:.0f} s")
     questions = _questions(dataset)
     workdir = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     _config_yaml(workdir, max(levels))
@@ -186,6 +227,13 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
             for c in levels:
                 results["http"][str(c)] = r = _load(over_http, questions, n, c)
                 _log(f"http        c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
+            with open_engine(cfg) as eng:
+
+                def direct_again(q: str) -> None:
+                    eng.query(LocalQuery(question=q, context_only=True))
+
+                results["paired_c1"] = p = _paired(direct_again, over_http, questions, n)
+                _log(f"paired      c=1  HTTP - in-process median {p['median_diff_ms']:+.1f} ms over {p['pairs']} pairs")
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -193,6 +241,7 @@ def run(uri: str, password: str, dataset: str, levels: list[int], n: int, warmup
         except subprocess.TimeoutExpired:
             proc.kill()
     results["load"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    results["load_start"] = load_start
     one = str(levels[0])
     overhead = results["http"][one]["p50_ms"] - results["in_process"][one]["p50_ms"]
     return {
@@ -219,11 +268,23 @@ def table(res: dict[str, Any]) -> str:
             f"{a['rps']:.1f} | {b['rps']:.1f} | {b['errors']} |"
         )
     if res.get("overhead_p50_ms_at_c1") is not None:
-        lines += ["", f"HTTP minus in-process at concurrency 1: {res['overhead_p50_ms_at_c1']:+.1f} ms p50"]
+        gap = res["overhead_p50_ms_at_c1"]
+        lines += ["", f"HTTP minus in-process at concurrency 1, the levels run one after the other: {gap:+.1f} ms p50"]
+    if res.get("paired_c1") and res["paired_c1"].get("median_diff_ms") is not None:
+        p = res["paired_c1"]
+        lines += [
+            f"Paired at concurrency 1 ({p['pairs']} questions asked both ways back to back, order alternating): "
+            f"HTTP minus in-process {p['median_diff_ms']:+.1f} ms median "
+            f"(in-process {p['in_process_p50_ms']:.1f} ms p50, HTTP {p['http_p50_ms']:.1f} ms p50)"
+        ]
     if res.get("http_floor_c1"):
         f = res["http_floor_c1"]
         lines += [f"HTTP round trip alone (GET /v1/models, c=1): {f['p50_ms']:.2f} ms p50, {f['p95_ms']:.2f} ms p95"]
-    lines += ["", f"machine load average during the run: {res.get('load', '?')}"]
+    lines += [
+        "",
+        f"machine load average (1, 5, 15 min) at the start: {res.get('load_start', '?')}, "
+        f"at the end: {res.get('load', '?')}",
+    ]
     return "\n".join(lines)
 
 
@@ -235,12 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); WIPES its data")
     ap.add_argument("--neo4j-port", type=int, default=bench_neo4j.DEFAULT_PORT, help="port of the bench's launcher")
+    ap.add_argument(
+        "--skip-import", action="store_true", help="query the index an earlier run left in --neo4j-uri as it is"
+    )
     ap.add_argument("--heap", default="2g")
     ap.add_argument("--page-cache", default="1g")
     a = ap.parse_args(argv)
     levels = [int(x) for x in a.concurrency.split(",")]
     with bench_neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, _log) as db:
-        res = run(db.uri, db.password, a.data, levels, a.requests, a.warmup)
+        res = run(db.uri, db.password, a.data, levels, a.requests, a.warmup, reimport=not a.skip_import)
     payload = {
         "machine": machine.describe(),
         "command": "python -m bench serve " + " ".join(argv or sys.argv[1:]),

@@ -44,6 +44,10 @@ class Neo4jConfig(_Section):
     database: str = "neo4j"
     launcher: LauncherConfig = LauncherConfig()
     index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
+    write_retries: int = Field(
+        5, ge=0, le=50, description="a write lost to a transient error (deadlock) runs again this often, whole"
+    )
+    write_backoff_s: float = Field(0.05, ge=0, le=10, description="wait before the first retry; doubles each time")
 
 
 class LLMConfig(_Section):

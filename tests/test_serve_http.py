@@ -17,7 +17,10 @@ import pytest
 
 from driftgraph.store.db import Store
 from tests.conftest import make_config
+from tests.support.drift_fakes import DULCE_LAYERS, request_kind, tree_responder
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.global_fake import responder as global_responder
+from tests.support.global_fake import schema_name
 from tests.support.serve import Server, serve_env, write_config
 
 QUESTION = "What is Operation: Dulce and who leads the team at Dulce base?"
@@ -25,12 +28,22 @@ ANSWER = "Operation Dulce is a mission [Data: Sources (1)]."
 MARKER = "earlier-turn-marker-7731"
 
 
+DRIFT = tree_responder(layers=DULCE_LAYERS, max_level=1)
+
+
 def responder(req: dict[str, Any]) -> str:
+    """Local's rewrite and route, DRIFT's HyDE, primer and steps, global's ratings and key points; every
+    answer (local, basic, DRIFT's and global's reduce) is ANSWER."""
     text = "\n".join(str(m.get("content") or "") for m in req["messages"])
     if "Standalone question:" in text:
         return "Who leads the team at Dulce base?"
     if "Classify the shape of a question" in text:
         return json.dumps({"shape": "fact"})
+    name = schema_name(req)
+    if name in ("report_ratings", "key_points"):
+        return global_responder(req)
+    if name in ("drift_primer", "drift_step") or request_kind(req) == "hyde":
+        return DRIFT(req)
     return ANSWER
 
 
@@ -100,6 +113,51 @@ def test_chat_stream_in_openai_format(client, dulce):
     assert last.choices[0].finish_reason == "stop"
     assert last.usage is not None and last.usage.completion_tokens > 0
     assert _stored(dulce, last.id)
+
+
+def _run_matches_usage(server: Server, rid: str, usage: Any, calls: int) -> None:
+    """The completion's id is a stored retrieval whose cost is the completion's usage and the LLM calls made."""
+    stored = httpx.get(f"{server.url}/v1/retrievals/{rid}", timeout=60)
+    assert stored.status_code == 200, stored.text
+    cost = stored.json()["retrieval"]["cost"]
+    assert usage is not None and usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    assert (usage.prompt_tokens, usage.completion_tokens) == (cost["prompt_tokens"], cost["completion_tokens"])
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert cost["llm_calls"] == calls > 1, "the run's every call, not just the answer"
+
+
+@pytest.mark.parametrize("model", ["driftgraph-drift", "driftgraph-global"])
+def test_drift_and_global_chat_completion_id_and_usage_are_the_run(client, server, fake, model):
+    fake.requests.clear()
+    reply = client.chat.completions.create(
+        model=model,
+        messages=[
+            {"role": "user", "content": f"Tell me about the base ({MARKER})."},
+            {"role": "assistant", "content": "It is in New Mexico."},
+            {"role": "user", "content": "Who leads the team there?"},
+        ],
+    )
+    calls = len(fake.chat_requests())
+    assert MARKER in json.dumps(fake.chat_requests()), "the follow-up is rewritten with the earlier messages"
+    assert reply.model == model and reply.choices[0].finish_reason == "stop"
+    assert "Operation Dulce is a mission" in (reply.choices[0].message.content or "")
+    assert reply.id.startswith(model.removeprefix("driftgraph-") + "-")
+    _run_matches_usage(server, reply.id, reply.usage, calls)
+
+
+@pytest.mark.parametrize("model", ["driftgraph-drift", "driftgraph-global"])
+def test_drift_and_global_chat_stream_ends_with_the_retrieval_id_and_usage(client, server, fake, model):
+    fake.requests.clear()
+    chunks = list(
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": QUESTION}], stream=True)
+    )
+    calls = len(fake.chat_requests())
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert "Operation Dulce is a mission" in text
+    last = chunks[-1]
+    assert last.choices[0].finish_reason == "stop"
+    assert last.id.startswith(model.removeprefix("driftgraph-") + "-")
+    _run_matches_usage(server, last.id, last.usage, calls)
 
 
 def test_chat_rejects_unknown_model_and_non_user_last_message(client):
@@ -188,22 +246,34 @@ def test_malformed_json_oversized_body_and_unknown_route(server):
 
 
 def test_sixteen_concurrent_questions_get_distinct_stored_ids(server, dulce, fake):
+    """Budgets from 300 to 4800 tokens: a chunk one question includes another drops, so the traces written at
+    the same moment link the same nodes with different edges (the shape that deadlocked trace writes)."""
     fake.delay = lambda req: 0.2  # every answer call overlaps the others
     try:
 
         def ask(i: int) -> httpx.Response:
-            return httpx.post(f"{server.url}/v1/query/local", json={"question": f"{QUESTION} ({i})"}, timeout=120)
+            body = {"question": f"{QUESTION} ({i})", "budget": 300 + 300 * i}
+            return httpx.post(f"{server.url}/v1/query/local", json=body, timeout=300)
 
         with ThreadPoolExecutor(16) as pool:
             responses = list(pool.map(ask, range(16)))
     finally:
         fake.delay = lambda req: 0.0
-    assert [r.status_code for r in responses] == [200] * 16, [r.text[:200] for r in responses if r.status_code != 200]
-    ids = [r.json()["retrieval_id"] for r in responses]
+    assert [r.status_code for r in responses] == [200] * 16, [r.text[:300] for r in responses if r.status_code != 200]
+    envelopes = [r.json() for r in responses]
+    ids = [env["retrieval_id"] for env in envelopes]
     assert len(set(ids)) == 16
-    questions = {r.json()["retrieval_id"]: r.json()["question"] for r in responses}
-    assert all(questions[rid].endswith(f"({i})") for i, rid in enumerate(ids))
-    assert all(_stored(dulce, rid) for rid in ids)
+    assert all(env["question"].endswith(f"({i})") for i, env in enumerate(envelopes))
+    verdicts = set()
+    for env in envelopes:
+        stored = httpx.get(f"{server.url}/v1/retrievals/{env['retrieval_id']}", timeout=60).json()
+        edges = {(e["edge"], e["item_id"]) for e in stored["edges"] if e["source"] == "chunk"}
+        sent = {(i["status"].upper(), i["id"]) for i in env["trace"]["items"] if i["source"] == "chunk"}
+        assert edges == sent, "the stored trace is the answered one, every chunk edge present"
+        verdicts |= edges
+    both = {item for kind, item in verdicts if kind == "INCLUDED"} & {i for k, i in verdicts if k == "DROPPED"}
+    assert both, "some chunk is included by one question and dropped by another (the contended case)"
+    assert "DeadlockDetected" not in server.output() and "ResultFailedError" not in server.output()
 
 
 def test_healthz_readyz_and_openapi(server):
@@ -213,6 +283,16 @@ def test_healthz_readyz_and_openapi(server):
     spec = httpx.get(f"{server.url}/openapi.json").json()
     schema = spec["components"]["schemas"]["LocalQueryBody"]["properties"]
     assert "Fix the context budget" in schema["budget"]["description"] and "stream" in schema
+
+
+def test_cors_is_off_without_serve_cors_origins(server):
+    origin = {"Origin": "http://chat-ui.example"}
+    preflight = httpx.options(
+        f"{server.url}/v1/query/local", headers={**origin, "Access-Control-Request-Method": "POST"}
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    res = httpx.get(f"{server.url}/v1/models", headers=origin)
+    assert res.status_code == 200 and "access-control-allow-origin" not in res.headers
 
 
 def test_upstream_llm_failure_is_502_with_its_status(server, fake):

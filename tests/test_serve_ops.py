@@ -22,6 +22,7 @@ from tests.support.serve import Server, free_port, serve_env, write_config
 
 KEY = "sk-driftgraph-test-0f3a9c"
 QUESTION = "Who leads the team at Dulce base?"
+ORIGIN = "http://chat-ui.example"
 
 
 def _stored(neo4j: dict, rid: str) -> bool:
@@ -46,7 +47,7 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def keyed(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     cwd = tmp_path_factory.mktemp("keyed")
-    write_config(cwd, {"max_concurrency": 1, "retry_after_s": 7})
+    write_config(cwd, {"max_concurrency": 1, "retry_after_s": 7, "request_timeout_s": 15, "cors_origins": [ORIGIN]})
     srv = Server(cwd, serve_env(dulce, fake, api_key=KEY), "--mcp").wait_ready()
     yield srv
     srv.stop()
@@ -92,6 +93,45 @@ def test_busy_server_answers_429_with_retry_after(keyed: Server, fake: FakeOpenA
     assert first["res"].status_code == 200
     again = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": QUESTION}, headers=auth, timeout=120)
     assert again.status_code == 200, "the slot is free again once the first question ended"
+
+
+def test_a_question_over_the_time_limit_is_504_and_keeps_its_slot_until_it_ends(keyed: Server, fake: FakeOpenAI):
+    auth = {"Authorization": f"Bearer {KEY}"}
+    fake.delay = lambda req: 20.0  # serve.request_timeout_s is 15
+    seen = len(fake.chat_requests())
+    try:
+        slow = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=auth, timeout=120)
+        assert slow.status_code == 504, slow.text
+        assert slow.json()["error"]["code"] == "timeout" and "request_timeout_s=15" in slow.json()["error"]["message"]
+        assert len(fake.chat_requests()) > seen, "the question was running, not refused"
+        busy = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": QUESTION}, headers=auth, timeout=30)
+        assert busy.status_code == 429, "the timed-out question still runs (and spends): its slot is not free"
+    finally:
+        fake.delay = lambda req: 0.0
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{keyed.url}/readyz", timeout=30).json().get("running", 1) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    again = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": QUESTION}, headers=auth, timeout=120)
+    assert again.status_code == 200, again.text
+
+
+def test_cors_only_for_the_configured_origin(keyed: Server) -> None:
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
+    ok = httpx.options(f"{keyed.url}/v1/query/local", headers={"Origin": ORIGIN, **preflight})
+    assert ok.status_code == 200, "a preflight carries no key and is not refused for it"
+    assert ok.headers["access-control-allow-origin"] == ORIGIN
+    assert "authorization" in ok.headers["access-control-allow-headers"].lower()
+    other = httpx.options(f"{keyed.url}/v1/query/local", headers={"Origin": "http://elsewhere.example", **preflight})
+    assert "access-control-allow-origin" not in other.headers
+    res = httpx.get(f"{keyed.url}/v1/models", headers={"Origin": ORIGIN, "Authorization": f"Bearer {KEY}"})
+    assert res.status_code == 200 and res.headers["access-control-allow-origin"] == ORIGIN
+    res = httpx.get(
+        f"{keyed.url}/v1/models", headers={"Origin": "http://elsewhere.example", "Authorization": f"Bearer {KEY}"}
+    )
+    assert "access-control-allow-origin" not in res.headers
 
 
 def test_sigterm_lets_the_question_in_flight_finish_and_store_its_trace(

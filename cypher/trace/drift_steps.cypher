@@ -4,8 +4,11 @@
 //   put in its context (a relationship points at its start entity, like the Retrieval's own edges).
 // $steps: [{id, step_id, parent, query, depth, score, status, answer, error, epoch, kind}] (ids are
 // retrieval-scoped: "<retrieval id>:s3"); $chunks/$entities/$reports/$claims/$relationships:
-// [{step, id, rank, tokens}]. Idempotent (MERGE).
+// [{step, id, rank, tokens}], one row per (step, id). The item edges are CREATEd, not MERGEd, for the reason
+// given in trace/write.cypher (MERGE locked shared item nodes in crossing orders: deadlocks); still idempotent:
+// steps and their tree are MERGEd, and the item edges are written only while the retrieval has no step yet.
 MATCH (r:Retrieval {id: $retrieval_id})
+WITH r, NOT EXISTS { (r)-[:STEP]->() } AS fresh
 CALL (r) {
   UNWIND $steps AS row
   MERGE (s:DriftStep {id: row.id})
@@ -21,40 +24,40 @@ CALL (r) {
   MERGE (p)-[:FOLLOW_UP]->(s)
   RETURN count(*) AS edge_rows
 }
-CALL (r) {
+CALL (r, fresh) {
+  WITH r WHERE fresh
   UNWIND $chunks AS row
   MATCH (s:DriftStep {id: row.step}), (x:Chunk {id: row.id})
-  MERGE (s)-[i:INCLUDED {source: 'chunk', item_id: row.id}]->(x)
-  SET i.rank = row.rank, i.tokens = row.tokens
+  CREATE (s)-[:INCLUDED {source: 'chunk', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS chunk_rows
 }
-CALL (r) {
+CALL (r, fresh) {
+  WITH r WHERE fresh
   UNWIND $entities AS row
   MATCH (s:DriftStep {id: row.step}), (x:__Entity__ {id: row.id})
-  MERGE (s)-[i:INCLUDED {source: 'entity', item_id: row.id}]->(x)
-  SET i.rank = row.rank, i.tokens = row.tokens
+  CREATE (s)-[:INCLUDED {source: 'entity', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS entity_rows
 }
-CALL (r) {
+CALL (r, fresh) {
+  WITH r WHERE fresh
   UNWIND $reports AS row
   MATCH (s:DriftStep {id: row.step}), (x:__Community__ {id: row.id})
-  MERGE (s)-[i:INCLUDED {source: 'report', item_id: row.id}]->(x)
-  SET i.rank = row.rank, i.tokens = row.tokens
+  CREATE (s)-[:INCLUDED {source: 'report', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS report_rows
 }
-CALL (r) {
+CALL (r, fresh) {
+  WITH r WHERE fresh
   UNWIND $claims AS row
   MATCH (s:DriftStep {id: row.step}), (x:Claim {id: row.id})
-  MERGE (s)-[i:INCLUDED {source: 'claim', item_id: row.id}]->(x)
-  SET i.rank = row.rank, i.tokens = row.tokens
+  CREATE (s)-[:INCLUDED {source: 'claim', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS claim_rows
 }
-CALL (r) {
+CALL (r, fresh) {
+  WITH r WHERE fresh
   UNWIND $relationships AS row
   MATCH (s:DriftStep {id: row.step})
   MATCH (x:__Entity__)-[:RELATED {id: row.id}]->(:__Entity__)
-  MERGE (s)-[i:INCLUDED {source: 'relationship', item_id: row.id}]->(x)
-  SET i.rank = row.rank, i.tokens = row.tokens
+  CREATE (s)-[:INCLUDED {source: 'relationship', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS relationship_rows
 }
 RETURN step_rows, edge_rows, chunk_rows + entity_rows + report_rows + claim_rows + relationship_rows AS item_rows

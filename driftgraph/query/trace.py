@@ -16,6 +16,7 @@ Other modes use the same recorder: global/basic add items, DRIFT adds steps unde
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -141,12 +142,12 @@ def new_retrieval_id(mode: str, question: str, now: datetime) -> str:
     return f"{mode}-{now:%Y%m%dT%H%M%S}-{digest[:8]}"
 
 
-_COUNT = [0]
+_COUNT = itertools.count(1)
 
 
 def _counter() -> int:
-    _COUNT[0] += 1
-    return _COUNT[0]
+    """Distinct per call in this process, also across serve's worker threads (``next`` on a count is atomic)."""
+    return next(_COUNT)
 
 
 def write_trace(
@@ -207,10 +208,11 @@ def write_trace(
                     "hop": "entry",
                 }
             )
-    # Every trace locks the nodes it links to in one global order (by id), so concurrent questions that share
-    # chunks or entities never wait on each other in a cycle (Neo4j would abort one as a deadlock).
-    for key in rows:
-        rows[key].sort(key=lambda row: (str(row["id"]), row["status"]))
+    # The edges are CREATEd (see cypher/trace/write.cypher): one row per (status, source, id), the last one
+    # winning as MERGE + SET did; sorted so the same trace always writes the same rows in the same order.
+    for key, found in rows.items():
+        unique = {(row["status"], row["source"], str(row["id"])): row for row in found}
+        rows[key] = [unique[k] for k in sorted(unique, key=lambda k: (k[2], k[0], k[1]))]
     store.run("trace/write", retrieval=props, **rows)
     return rid
 

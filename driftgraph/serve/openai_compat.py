@@ -2,11 +2,11 @@
 chat UI can talk to the index.
 
 Models ``driftgraph-local|drift|global|basic`` pick the mode. The last message must be the user's question;
-for local search the earlier messages are its ``history``. DRIFT, global and basic take no history yet: they
-answer the last user message alone. The completion's ``id`` is the retrieval id (in a stream: the last
-chunk's, the one with ``finish_reason`` and ``usage``, since the trace is stored after the answer) and
-``usage`` the run's tokens. OpenAI sampling parameters (temperature, max_tokens ...) are accepted and
-ignored: the config and the derived budgets decide.
+for local, DRIFT and global search the earlier messages are its ``history`` (a follow-up is rewritten into a
+standalone question); basic search takes no history: it answers the last user message alone. The
+completion's ``id`` is the retrieval id (in a stream: the last chunk's, the one with ``finish_reason`` and
+``usage``, since the trace is stored after the answer) and ``usage`` the run's tokens. OpenAI sampling
+parameters (temperature, max_tokens ...) are accepted and ignored: the config and the derived budgets decide.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _text(message: ChatMessage) -> str:
 
 
 def to_request(chat: ChatRequest) -> QueryRequest:
-    """Messages -> the mode's request: the last user message is the question, earlier turns local's history."""
+    """Messages -> the mode's request: the last user message is the question, earlier turns its history."""
     cls = MODELS.get(chat.model)
     if cls is None:
         raise ApiError(
@@ -70,13 +70,13 @@ def to_request(chat: ChatRequest) -> QueryRequest:
     last = chat.messages[-1]
     if last.role != "user":
         raise ApiError(400, "the last message must be the user's question", "invalid_request_error", "messages")
-    if cls is LocalQuery:
+    if "history" in cls.model_fields:
         history = [
             {"role": "system" if m.role == "developer" else m.role, "content": _text(m)}
             for m in chat.messages[:-1]
             if m.role in ("system", "developer", "user", "assistant")
         ]
-        return LocalQuery.parse({"question": _text(last), "history": history})
+        return cls.parse({"question": _text(last), "history": history})
     return cls.parse({"question": _text(last)})
 
 

@@ -8,13 +8,16 @@ shares one bookmark manager, so a query that follows an import or index sees its
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from driftgraph.config import Neo4jConfig
 from driftgraph.errors import StoreError
 from driftgraph.store import cypher
+
+T = TypeVar("T")
 
 
 def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
@@ -99,12 +102,33 @@ class Store:
             raise _explain(err, self.cfg) from err
 
     def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run a named statement in a managed transaction (retried by the driver); rows as dicts."""
+        """Run a named statement in a managed transaction; rows as dicts. Every write statement is idempotent,
+        so a transaction lost to a transient error runs again whole (``_retry_transient``)."""
         text = cypher.load(name)
         self.round_trips += 1
-        with self._session() as session:
-            rows: list[dict[str, Any]] = session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
-            return rows
+
+        def once() -> list[dict[str, Any]]:
+            with self._session() as session:
+                rows: list[dict[str, Any]] = session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+                return rows
+
+        return self._retry_transient(once)
+
+    def _retry_transient(self, work: Callable[[], T]) -> T:
+        """``work`` again after a transient failure (a deadlock victim, a lock timeout), up to
+        ``neo4j.write_retries`` times with a doubling wait. The driver retries such errors itself only when
+        they reach it bare: one that ends a result inside the transaction function can come out as
+        ``ResultFailedError`` (not retryable) with the deadlock as its cause, so the cause chain decides."""
+        delay = self.cfg.write_backoff_s
+        for attempt in range(self.cfg.write_retries + 1):
+            try:
+                return work()
+            except Exception as err:
+                if attempt >= self.cfg.write_retries or not transient(err):
+                    raise
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         text = cypher.load(name)
@@ -134,6 +158,21 @@ class Store:
                 session.execute_write(lambda tx, b=batch: tx.run(text, {**params, "rows": b}).consume())
                 written += len(batch)
         return written
+
+
+def transient(err: BaseException) -> bool:
+    """A failure worth running the transaction again for: a retryable Neo4j error (``TransientError``:
+    deadlock, lock timeout) anywhere in the cause chain (the driver or ``Store`` may have wrapped it)."""
+    from neo4j.exceptions import Neo4jError
+
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, Neo4jError) and cur.is_retryable():
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def _batched(rows: Iterable[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:

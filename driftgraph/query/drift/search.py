@@ -165,8 +165,9 @@ def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
                 items[key].append(
                     {"step": sid(s.id), "id": row["id"], "rank": row.get("rank"), "tokens": row.get("tokens")}
                 )
-    for key in items:  # one lock order for every writer (see query/trace.write_trace)
-        items[key].sort(key=lambda row: (str(row["id"]), str(row["step"])))
+    for key, found in items.items():  # one row per (step, id), the last winning (edges are CREATEd: query/trace.py)
+        unique = {(str(row["id"]), str(row["step"])): row for row in found}
+        items[key] = [unique[k] for k in sorted(unique)]
     rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
 
 
