@@ -232,7 +232,7 @@ def _embed(store: Store, embedder: Embedder, page_size: int, bars: _Progress) ->
 def refuse_unsyncable(store: Store, *, reset: bool) -> None:
     """What ``index`` refuses before it changes anything, checked by ``--batch`` before it submits anything
     (a refusal after hours of batches, or after paying for them, would waste both)."""
-    _refuse_adopted(store)
+    refuse_foreign(store, "index --batch --reset" if reset else "index --batch", reset)
     if not reset:
         _refuse_foreign_index(store, read_state(store))
 
