@@ -129,3 +129,52 @@ def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) 
     # without the fetch the walk runs on what the expansion found: two round trips, no third hop
     bare = _context(chain, fetch=False)
     assert bare.recorder.round_trips == 2 and "t1" not in {i.id for i in bare.recorder.items}
+
+
+# -- the reranker in basic search and DRIFT's steps (operation-dulce, fake /rerank) ------------------------------
+BASIC_Q = "What is the role of the Paranormal Military Squad at Dulce base?"
+
+
+def test_basic_search_reranks_its_best_chunks_and_traces_the_scores(dulce, fake_llm) -> None:
+    from tests.support.cypher import q
+
+    llm = {"base_url": fake_llm.base_url, "api_key": "test", "max_retries": 0}
+    with open_engine(make_config(dulce, llm=llm)) as eng:
+        plain = eng.query_basic(BASIC_Q, budget=3000, context_only=True)
+        order = [i.id for i in sorted(plain.trace.items, key=lambda i: i.rank or 0)]
+        third = q(eng.store, "MATCH (c:Chunk {id: $id}) RETURN c.text AS text", id=order[2])[0]["text"].strip()
+    assert len(order) >= 4
+    # the reranker prefers the vector order's third chunk: it must come first after reranking
+    with FakeRerank(score=lambda query, doc: 1.0 if doc[:200] == third[:200] else 0.5) as server:
+        rr = {"provider": "endpoint", "base_url": server.base_url, "top_n": 3}
+        with open_engine(make_config(dulce, llm=llm, basic={"rerank": rr})) as eng:
+            res = eng.query_basic(BASIC_Q, budget=3000, context_only=True)
+        requests = list(server.requests)
+    items = sorted(res.trace.items, key=lambda i: i.rank or 0)
+    assert len(requests) == 1 and len(requests[0]["documents"]) == 3 == requests[0]["top_n"]  # asked once
+    assert requests[0]["query"] == BASIC_Q
+    assert items[0].id == order[2] and items[0].rerank_score == 1.0 and items[0].rank == 1
+    assert [i.id for i in items[1:3]] == order[:2] and all(i.rerank_score == 0.5 for i in items[1:3])
+    assert all(i.rerank_score is None for i in items[3:])  # past top_n: the vector order, no score
+    assert res.context.text.startswith("----- Source 1 -----\n" + third[:50])
+    assert res.context.tokens <= 3000
+    assert any("reranked by endpoint" in n for n in res.trace.notes)
+
+
+def test_drift_steps_rerank_through_drift_local_rerank(dulce, fake_llm) -> None:
+    from tests.support.drift_fakes import DULCE_LAYERS, tree_responder
+
+    fake_llm.responder = tree_responder(layers=DULCE_LAYERS)
+    llm = {"base_url": fake_llm.base_url, "api_key": "test", "max_retries": 0}
+    with FakeRerank() as server:
+        rr = {"provider": "endpoint", "base_url": server.base_url, "top_n": 5}
+        cfg = make_config(dulce, llm=llm, drift={"max_depth": 1, "local": {"rerank": rr}})
+        with open_engine(cfg) as eng:
+            out = eng.query_drift("What is Operation: Dulce and who leads the team at Dulce base?", seed=5)
+        requests = list(server.requests)
+    local_steps = [s for s in out.steps if s.kind == "local" and s.context is not None and s.context.items]
+    assert local_steps and len(requests) >= len(local_steps)  # one rerank call per step with chunks
+    assert all(r["path"] == "/rerank" and len(r["documents"]) <= 5 for r in requests)
+    scored = [i for i in out.trace.items if i.source == "chunk" and i.rerank_score is not None]
+    assert scored, "the reranker's scores reach DRIFT's trace items"
+    assert out.cost.llm_calls <= cfg.drift.max_llm_calls  # the endpoint makes no chat call

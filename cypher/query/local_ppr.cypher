@@ -36,9 +36,10 @@ CALL (chunks) {
   RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df}) AS mentions
 }
 CALL (mentions) {
-  WITH [m IN mentions | m.entity] AS ids
+  UNWIND mentions AS m
+  WITH DISTINCT m.entity AS eid
+  WITH collect(eid) AS ids
   UNWIND ids AS eid
-  WITH DISTINCT eid, ids
   MATCH (a:__Entity__ {id: eid})-[r:RELATED]-(b:__Entity__)
   WHERE a.id < b.id AND b.id IN ids
   WITH DISTINCT r, a, b

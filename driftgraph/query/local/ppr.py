@@ -47,22 +47,25 @@ def run_ppr(
     vector: Sequence[float],
     entry: EntryResult,
     expansion: dict[str, Any],
+    seeds: Sequence[str],
     exclude_ids: Sequence[str],
     exclude_titles: Sequence[str],
 ) -> int:
     """Fetch the neighbourhood (``ppr.fetch``), walk it, store the ``Walk`` in ``expansion["ppr"]``; returns
-    the round trips taken (0 or 1)."""
+    the round trips taken (0 or 1). The frontier leaves out the seed chunks: the expansion already fetched
+    the chunks their rare entities lead to, so a hop further starts from what the second hop found."""
     cfg = settings.ppr
     trips = 0
     mentions: list[dict[str, Any]] = []
     relations: list[dict[str, Any]] = []
     if cfg.fetch and expansion.get("chunks"):
         scored = score_chunks(expansion, entry, settings)
+        seeded = set(seeds)
         row = store.read(
             "query/local_ppr",
             vector=[float(x) for x in vector],
             chunk_ids=sorted({sc.id for sc in scored}),
-            frontier_ids=[sc.id for sc in scored[: cfg.frontier]],
+            frontier_ids=[sc.id for sc in scored if sc.id not in seeded][: cfg.frontier],
             exclude_ids=sorted(exclude_ids),
             exclude_titles=sorted(exclude_titles),
             max_df=cfg.max_df,
@@ -166,8 +169,8 @@ class _Graph:
         if n == 0 or not seeds:
             return {}, 0
         p = np.zeros(n)
-        for key, w in seeds.items():
-            p[self.index[key]] += w
+        for key, weight in seeds.items():
+            p[self.index[key]] += weight
         p /= p.sum()
         src = np.asarray(self.src, dtype=np.int64)
         dst = np.asarray(self.dst, dtype=np.int64)
@@ -196,24 +199,24 @@ class _Graph:
         via: dict[str, str] = {}
         queue: deque[tuple[int, int, str]] = deque()
         for h in entry.chunk_hits:
-            i = self.index.get(("c", h.id))
-            if i is not None and h.id not in depth:
+            hit = self.index.get(("c", h.id))
+            if hit is not None and h.id not in depth:
                 depth[h.id], via[h.id] = 1, ""
-                queue.append((i, 1, ""))
+                queue.append((hit, 1, ""))
         for e in entry.entities:
-            i = self.index.get(("e", e.id))
-            for j in adj.get(i, []) if i is not None else []:
+            node = self.index.get(("e", e.id))
+            for j in adj.get(node, []) if node is not None else []:
                 kind, cid = self.keys[j]
                 if kind == "c" and cid not in depth:
-                    depth[cid], via[cid] = 1, e.title or e.id
+                    depth[cid], via[cid] = 1, str(e.title or e.id)
                     queue.append((j, 1, via[cid]))
         while queue:
             i, d, path = queue.popleft()
-            for e in sorted(adj.get(i, [])):
-                if self.keys[e][0] != "e":
+            for k in sorted(adj.get(i, [])):
+                if self.keys[k][0] != "e":
                     continue
-                title = titles.get(self.keys[e][1], self.keys[e][1])
-                for j in sorted(adj.get(e, [])):
+                title = titles.get(self.keys[k][1], self.keys[k][1])
+                for j in sorted(adj.get(k, [])):
                     kind, cid = self.keys[j]
                     if kind == "c" and cid not in depth:
                         depth[cid] = d + 1

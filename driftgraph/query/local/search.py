@@ -246,7 +246,7 @@ def _bridge(
     exclude_ids = sorted({*entry.excluded_ids, *exclude})
     exclude_titles = sorted({e.lower() for e in exclude})
     if settings.ranking == "ppr":
-        trips = run_ppr(rt.store, settings, vector, entry, expansion, exclude_ids, exclude_titles)
+        trips = run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
         walk = expansion["ppr"]
         rec.extra["ppr"] = {"nodes": walk.nodes, "edges": walk.edges, "iterations": walk.iterations}
     else:
