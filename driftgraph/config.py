@@ -226,7 +226,7 @@ class LocalConfig(_Section):
         25, ge=2, description="entities in more chunks are not bridged through (only the most similar chunks are)"
     )
     ranking: Literal["score", "ppr"] = Field(
-        "score", description="score: similarity + link support + the bridge; ppr: + personalized PageRank mass"
+        "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: + the bridge"
     )
     ppr: PprConfig = PprConfig()
     # expansion

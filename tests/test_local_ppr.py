@@ -145,7 +145,7 @@ def test_basic_search_reranks_its_best_chunks_and_traces_the_scores(dulce, fake_
         third = q(eng.store, "MATCH (c:Chunk {id: $id}) RETURN c.text AS text", id=order[2])[0]["text"].strip()
     assert len(order) >= 4
     # the reranker prefers the vector order's third chunk: it must come first after reranking
-    with FakeRerank(score=lambda query, doc: 1.0 if doc[:200] == third[:200] else 0.5) as server:
+    with FakeRerank(score=lambda query, doc: 1.0 if doc.strip()[:200] == third[:200] else 0.5) as server:
         rr = {"provider": "endpoint", "base_url": server.base_url, "top_n": 3}
         with open_engine(make_config(dulce, llm=llm, basic={"rerank": rr})) as eng:
             res = eng.query_basic(BASIC_Q, budget=3000, context_only=True)
