@@ -100,12 +100,13 @@ def found_by_hop(q: dict) -> list[str]:
     if not rows or "hops_found" not in rows[0]:
         return []
     labels: dict[int | None, str] = {
-        1: "hop 1 (vector / entry entity)", 2: "hop 2 (seed hop)", 3: "hop 3", 4: "hop 4", None: "not a candidate"
+        1: "hop 1 (vector / entry entity)", 2: "hop 2", 3: "hop 3", 4: "hop 4", 5: "hop 5+", None: "not a candidate"
     }
     counts: dict[int, dict[int | None, int]] = {}
     for r in rows:
         per = counts.setdefault(r["hops"], {})
         for depth in r["hops_found"].values():
+            depth = min(depth, 5) if depth is not None else None
             per[depth] = per.get(depth, 0) + 1
     keys = [k for k in labels if any(k in per for per in counts.values())]
     out = [

@@ -8,8 +8,9 @@ Two entry points, both taking a ``Runtime``:
 * ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer, the citation check and the
   stored trace.
 
-Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the second (``local.max_hops``,
-default 3); the trace write is one more.
+Retrieval costs two Bolt round trips (entry, expansion) plus one for the personalized PageRank neighbourhood
+(``local.ranking: ppr``, the default) or, with ``ranking: score``, one per hop past the second
+(``local.max_hops``, default 3); the trace write is one more.
 """
 
 from __future__ import annotations
