@@ -100,12 +100,13 @@ def found_by_hop(q: dict) -> list[str]:
     if not rows or "hops_found" not in rows[0]:
         return []
     labels: dict[int | None, str] = {
-        1: "hop 1 (vector / entry entity)", 2: "hop 2 (seed hop)", 3: "hop 3", 4: "hop 4", None: "not a candidate"
+        1: "hop 1 (vector / entry entity)", 2: "hop 2", 3: "hop 3", 4: "hop 4", 5: "hop 5+", None: "not a candidate"
     }
     counts: dict[int, dict[int | None, int]] = {}
     for r in rows:
         per = counts.setdefault(r["hops"], {})
         for depth in r["hops_found"].values():
+            depth = min(depth, 5) if depth is not None else None
             per[depth] = per.get(depth, 0) + 1
     keys = [k for k in labels if any(k in per for per in counts.values())]
     out = [
@@ -138,6 +139,7 @@ def cross_validation(cv: dict) -> list[str]:
     for name, c in cv["configs"].items():
         cells = [f"{mean(c['recall'][str(b)]):.3f}" for b in budgets]
         out.append(f"| {name} `{c['overrides']}` | " + " | ".join(cells) + " |")
+    out += paired_with_first(cv)
     out += ["", "| fold | chosen | train score | held-out score | questions |", "|---|---|---:|---:|---:|"]
     for i, f in enumerate(cv["cv"]["folds"], start=1):
         out.append(f"| {i} | {f['chosen']} | {f['train']:.3f} | {f['test']:.3f} | {f['n']} |")
@@ -160,4 +162,30 @@ def cross_validation(cv: dict) -> list[str]:
                 cells = [f"{mean(cfg['recall'][str(b)][i] for i in idx):.3f}" for b in budgets]
                 out.append(f"| {name} | {h} ({len(idx)}) | " + " | ".join(cells) + " |")
     out.append("")
+    return out
+
+
+def paired_with_first(cv: dict) -> list[str]:
+    """Each configuration minus the first (the shipped defaults), paired by question, per budget."""
+    budgets = cv["budgets"]
+    names = list(cv["configs"])
+    if len(names) < 2:
+        return []
+    base = cv["configs"][names[0]]["recall"]
+    out = [
+        "",
+        f"Each configuration minus the first ({names[0]}), paired by question: mean difference [95% bootstrap "
+        "interval], questions won / lost / tied.",
+        "",
+        "| configuration | " + " | ".join(f"{b:,}" for b in budgets) + " |",
+        "|---|" + "---|" * len(budgets),
+    ]
+    for name in names[1:]:
+        cells = []
+        for b in budgets:
+            p = paired(cv["configs"][name]["recall"][str(b)], base[str(b)], seed=0)
+            sig = "" if p["significant"] else " n.s."
+            counts = f"{p['wins']}/{p['losses']}/{p['ties']}"
+            cells.append(f"{p['diff']:+.3f} [{p['lo']:+.2f}, {p['hi']:+.2f}] {counts}{sig}")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out

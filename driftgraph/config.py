@@ -194,6 +194,20 @@ class SourceCaps(_Section):
     chunk: float = Field(1.0, gt=0, le=1, description="source text")
     claim: float = Field(1.0, gt=0, le=1, description="claims")
 
+class PprConfig(_Section):
+    """Personalized PageRank ranking of local search's chunks (``local.ranking: ppr``, query/local/ppr.py)."""
+
+    fetch: bool = Field(True, description="one more round trip: the candidates' mentions and one hop further")
+    frontier: int = Field(20, ge=0, le=500, description="best chunks whose entities' other chunks are fetched")
+    chunks_per_entity: int = Field(3, ge=1, le=100, description="new chunks per frontier entity (most similar)")
+    max_df: int = Field(25, ge=2, description="entities in more chunks are left out of the walked graph")
+    damping: float = Field(0.5, gt=0, lt=1, description="probability the walk follows an edge (else restarts)")
+    passage_weight: float = Field(0.05, ge=0, description="restart weight of a chunk hit (x similarity) vs entities")
+    relation_weight: float = Field(1.0, ge=0, description="weight of a RELATED edge (a mention edge weighs 1)")
+    weight: float = Field(1.0, ge=0, description="score = similarity + support + weight x mass / best mass")
+    iterations: int = Field(50, ge=1, le=1000, description="power iterations at most")
+    tolerance: float = Field(1e-8, gt=0, description="stop when the L1 change of the mass is below this")
+
 
 class LocalConfig(_Section):
     """Local search (README "Local search"): entry thresholds, expansion limits, routing, budget. Every key is read."""
@@ -232,6 +246,10 @@ class LocalConfig(_Section):
     bridge_max_df: int = Field(
         25, ge=2, description="entities in more chunks are not bridged through (only the most similar chunks are)"
     )
+    ranking: Literal["score", "ppr"] = Field(
+        "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: + the bridge"
+    )
+    ppr: PprConfig = PprConfig()
     # expansion
     relationships_per_entity: int = Field(10, ge=0, le=1000, description="in-network first, then by weight")
     max_community_level: int = Field(2, ge=0, le=20, description="reports of communities up to this level")
@@ -295,6 +313,7 @@ class BasicConfig(_Section):
     context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens")
     answer_reserve: int = Field(1500, ge=16, description="output cap of the answer call")
     response_type: str = "multiple paragraphs"
+    rerank: RerankConfig = RerankConfig()
 
 
 class DriftLocalConfig(LocalConfig):
@@ -335,6 +354,11 @@ class DriftConfig(_Section):
     def _router_off(self) -> DriftConfig:
         if self.local.llm_router:
             raise ValueError("drift.local.llm_router must be false: router calls would escape DRIFT's call budget")
+        if self.local.rerank.provider == "llm":
+            raise ValueError(
+                "drift.local.rerank.provider must not be 'llm': rerank calls would escape DRIFT's call budget "
+                "(use 'endpoint' or 'none')"
+            )
         return self
 
 

@@ -36,11 +36,15 @@ def _cfg(neo4j: dict, fake: Any, **local: Any) -> Any:
     return make_config(neo4j, llm={"base_url": fake.base_url, "api_key": "test", "max_retries": 0}, local=local)
 
 
-def _cli(tmp_path: Path, neo4j: dict, fake: Any, *args: str, llm: dict | None = None) -> subprocess.CompletedProcess:
-    conf = {
+def _cli(
+    tmp_path: Path, neo4j: dict, fake: Any, *args: str, llm: dict | None = None, local: dict | None = None
+) -> subprocess.CompletedProcess:
+    conf: dict[str, Any] = {
         "llm": {"base_url": fake.base_url, "api_key": "test", "max_retries": 0, **(llm or {})},
         "embeddings": {"threads": 1},
     }
+    if local:
+        conf["local"] = local
     (tmp_path / "driftgraph.yaml").write_text(yaml.safe_dump(conf))
     env = {**os.environ, "NEO4J_URI": neo4j["uri"], "NEO4J_PASSWORD": neo4j["password"]}
     env.pop("OPENAI_BASE_URL", None)
@@ -105,7 +109,10 @@ def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tm
 
 def test_cli_context_only_fixed_budget_and_stream(dulce, fake_llm, tmp_path):
     fake_llm.responder = responder
-    res = _cli(tmp_path, dulce, fake_llm, QUESTION, "--context-only", "--json", "--budget", "700")
+    # ranking: score puts dulce's one small chunk among the first three; with ppr it ranks fifth and the floor,
+    # which tries the first chunk_floor chunks only, finds none that fits 700 tokens (budget code, issue 16 item 4)
+    res = _cli(tmp_path, dulce, fake_llm, QUESTION, "--context-only", "--json", "--budget", "700",
+               local={"ranking": "score"})
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["answer"] is None and not fake_llm.chat_requests()
@@ -199,9 +206,18 @@ def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
     assert len(fake_llm.chat_requests()) == 1 and out["cost"]["phases"]["route"]["llm_calls"] == 1
 
 
+@pytest.mark.parametrize(("local", "trips"), [({"ppr": {"fetch": False}}, 2), ({}, 3)])
+def test_ppr_retrieval_is_two_round_trips_plus_the_neighbourhood_fetch(dulce, fake_llm, local, trips):
+    with open_engine(_cfg(dulce, fake_llm, **local)) as eng:
+        before = eng.store.round_trips
+        ctx = build_local_context(eng.runtime.for_run(), QUESTION, eng.config.local, budget=3000)
+        assert eng.store.round_trips - before == ctx.recorder.round_trips == trips
+        assert ctx.chunk_ids and ctx.recorder.extra["ppr"]["nodes"] > 0
+
+
 @pytest.mark.parametrize("max_hops", [2, 3])
 def test_retrieval_is_two_round_trips_plus_one_per_hop_past_the_second(dulce, fake_llm, max_hops):
-    with open_engine(_cfg(dulce, fake_llm, max_hops=max_hops)) as eng:
+    with open_engine(_cfg(dulce, fake_llm, max_hops=max_hops, ranking="score")) as eng:
         rt = eng.runtime.for_run()
         before = eng.store.round_trips
         ctx = build_local_context(rt, QUESTION, eng.config.local, budget=3000)

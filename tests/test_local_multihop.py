@@ -97,7 +97,7 @@ def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _context(cfg: Any, **local: Any) -> Any:
-    settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, **local)
+    settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="score", **local)
     with open_engine(cfg) as eng:
         return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
 

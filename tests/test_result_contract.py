@@ -74,7 +74,7 @@ MODE_KEYS: dict[str, dict[str, Any]] = {
     "drift": {"seed": int, "stop_reason": str, "limits": dict, "steps": list, "uncovered": list, "epochs": list},
 }
 TRACE_EXTRA = {
-    "local": set(),
+    "local": {"ppr"},  # ranking: ppr (the default): the walked graph's size
     "basic": {"retrieval"},
     "global": {"map", "selection", "reports", "batches", "points", "call_budget"},  # call_budget: issue 13
     "drift": {"call_budget", "hyde", "primer", "reduce", "dropped_follow_ups", "step_budgets"},

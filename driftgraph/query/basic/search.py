@@ -92,10 +92,11 @@ def build_basic_context(
         else []
     )
     k, fetches = settings.top_k, 0
+    reranked: dict[str, float] = {}  # the reranker's scores, so a doubled fetch does not ask again
     while True:
         hits = rt.store.read("query/basic_chunks_vector", k=k, vector=[float(x) for x in vector])
         fetches += 1
-        candidates = _rank(hits, fulltext, settings, rt)
+        candidates = _rerank(rt, settings, question, _rank(hits, fulltext, settings, rt), reranked, recorder)
         result = fill({"chunk": candidates}, ["chunk"], {}, breakdown.context)
         smallest = min((c.tokens for c in candidates), default=0)
         if len(hits) < k or k >= MAX_K or fetches >= MAX_FETCHES or (result.dropped and result.unused < smallest):
@@ -110,9 +111,15 @@ def build_basic_context(
         text = SEPARATOR.join(render_chunk(c.rank, c.payload["text"]) for c in included)
         tokens = rt.count_tokens(text) if text else 0
     for c in included:
-        recorder.add_item(TraceItem("chunk", c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 6)))
+        recorder.add_item(
+            TraceItem("chunk", c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 6),
+                      rerank_score=c.payload.get("rerank_score"))
+        )
     for c, reason in sorted(dropped, key=lambda d: d[0].rank):
-        recorder.add_item(TraceItem("chunk", c.id, c.tokens, "dropped", reason, c.rank, c.hop, round(c.score, 6)))
+        recorder.add_item(
+            TraceItem("chunk", c.id, c.tokens, "dropped", reason, c.rank, c.hop, round(c.score, 6),
+                      rerank_score=c.payload.get("rerank_score"))
+        )
     if not hits and not fulltext:
         _never_silently_empty(rt)
         recorder.absent_sources.append("chunk")
@@ -177,7 +184,46 @@ def _rank(
         body = int(body) if body is not None else rt.count_tokens(str(row.get("text") or "").strip())
         tokens = body + rt.count_tokens(render_chunk(rank, "")) + sep
         hop = "+".join(sorted(hops[chunk_id]))
-        out.append(Candidate("chunk", chunk_id, tokens, scores[chunk_id], rank, hop, {"text": row.get("text") or ""}))
+        payload = {"text": row.get("text") or "", "body_tokens": body + sep}
+        out.append(Candidate("chunk", chunk_id, tokens, scores[chunk_id], rank, hop, payload))
+    return out
+
+
+def _rerank(
+    rt: Runtime, settings: BasicConfig, question: str, cands: list[Candidate], known: dict[str, float], rec: Trace
+) -> list[Candidate]:
+    """The configured reranker (``basic.rerank``, the one local search uses) reorders the best ``top_n``; ranks
+    and tokens follow the new order. ``known`` holds scores already asked for: a doubled fetch whose best
+    ``top_n`` are the same chunks reuses them instead of calling again."""
+    cfg = settings.rerank
+    if cfg.provider == "none" or not cands:
+        return cands
+    head = cands[: cfg.top_n]
+    if all(c.id in known for c in head):
+        for c in head:
+            c.payload = {**c.payload, "rerank_score": known[c.id]}
+        order = sorted(range(len(head)), key=lambda i: (-known[head[i].id], i))
+        out = [head[i] for i in order] + cands[cfg.top_n :]
+    else:
+        from driftgraph.llm.tokenizer import truncate_tokens
+        from driftgraph.query.local.rerank import rerank_chunks
+
+        t0 = time.perf_counter()
+        encoding = rt.config.tokenizer.encoding
+        out = rerank_chunks(
+            cands,
+            question,
+            cfg,
+            lambda text, n: truncate_tokens(text, n, encoding),
+            rt.chat,
+            lambda name, **v: render_prompt(name, rt.config.prompts, **v),
+        )
+        known.update({c.id: c.payload["rerank_score"] for c in out if "rerank_score" in c.payload})
+        rec.timings["rerank_s"] = rec.timings.get("rerank_s", 0.0) + time.perf_counter() - t0
+        rec.notes.append(f"chunks reranked by {cfg.provider} (top {len(head)} of {len(cands)})")
+    for rank, c in enumerate(out, 1):
+        c.rank = rank
+        c.tokens = int(c.payload["body_tokens"]) + rt.count_tokens(render_chunk(rank, ""))
     return out
 
 

@@ -102,7 +102,10 @@ class GraphBackend:
             label = CITATION_LABELS.get(c.source, c.source)
             shown.setdefault(label, set()).add(str(c.rank))
             id_map.setdefault(label, {})[str(c.rank)] = c.id
-            items.append({"source": c.source, "id": c.id, "rank": c.rank, "tokens": c.tokens, "hop": c.hop})
+            row = {"source": c.source, "id": c.id, "rank": c.rank, "tokens": c.tokens, "hop": c.hop}
+            if (c.payload or {}).get("rerank_score") is not None:  # drift.local.rerank ran on this step
+                row["rerank_score"] = c.payload["rerank_score"]
+            items.append(row)
         budget = breakdown.to_dict()
         budget["fixed"] = False
         return StepContext(ctx.text, ctx.tokens, shown, items, budget, id_map)

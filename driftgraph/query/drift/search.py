@@ -118,7 +118,8 @@ def _recorder(run: DriftRun, seconds: float) -> Trace:
             seen.add(key)
             rec.add_item(
                 TraceItem(
-                    row["source"], row["id"], int(row.get("tokens") or 0), "included", rank=row.get("rank"), hop=step.id
+                    row["source"], row["id"], int(row.get("tokens") or 0), "included", rank=row.get("rank"),
+                    hop=step.id, rerank_score=row.get("rerank_score"),
                 )
             )
     rec.timings["total"] = seconds

@@ -63,7 +63,8 @@ def _make(source: str, rank: int, item_id: str, score: float, payload: dict[str,
 @dataclass
 class ScoredChunk:
     """A chunk candidate's score parts: ``score = similarity + support``; ``depth`` is the hop that found it
-    (1 = vector hit or entry-entity mention, 2 = shared rare entity with a seed chunk, 3+ = the bridge)."""
+    (1 = vector hit or entry-entity mention, 2 = shared rare entity with a seed chunk, 3+ = the bridge; with
+    ``ranking: ppr`` the shortest route from a seed in the walked graph, support plus ``ppr.weight`` x mass)."""
 
     id: str
     score: float
@@ -98,6 +99,7 @@ def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[
         x.get("entity_links") or [], lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0)
     )
     bridge_support = _best_links(x.get("bridge_links") or [], lambda k: float(k["weight"]))
+    walk = x.get("ppr")  # a ppr.Walk when local.ranking is "ppr": its mass joins the support
     scored: list[ScoredChunk] = []
     seen: set[str] = set()
     for c in x.get("chunks") or []:
@@ -110,17 +112,23 @@ def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[
         bridge = bridge_support.get(c["id"], (0.0, None))
         parts = {"seed_hop": s.seed_hop_weight * seed[0], "entity_hop": s.entity_hop_weight * ent[0]}
         support = parts["seed_hop"] + parts["entity_hop"] + s.bridge_weight * bridge[0]
+        if walk is not None:
+            support += s.ppr.weight * walk.mass.get(c["id"], 0.0)
         via, depth = "", 1
         if c["id"] in hit_sim:
             hop = "vector+graph" if support > 0 else "vector"
         elif bridge[1] is not None and not seed[0] and not ent[0]:
             hop, depth = "bridge", int(bridge[1]["hop"])
+        elif walk is not None and not seed[0] and not ent[0]:
+            hop = "ppr"
         else:
             hop = "seed_hop" if parts["seed_hop"] >= parts["entity_hop"] else "entity_hop"
             depth = 2 if hop == "seed_hop" else 1
         link = bridge[1] if hop == "bridge" else (seed[1] or ent[1])
         if link is not None:
             via = link.get("path") or link["title"] or link["entity"]
+        if walk is not None and c["id"] in walk.depth:  # the shortest route from a seed in the walked graph
+            depth, via = walk.depth[c["id"]], walk.via[c["id"]]
         scored.append(ScoredChunk(c["id"], sim + support, sim, support, hop, via, depth, c))
     scored.sort(key=lambda t: (-t.score, t.id))
     return scored

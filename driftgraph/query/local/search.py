@@ -8,8 +8,9 @@ Two entry points, both taking a ``Runtime``:
 * ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer, the citation check and the
   stored trace.
 
-Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the second (``local.max_hops``,
-default 3); the trace write is one more.
+Retrieval costs two Bolt round trips (entry, expansion) plus one for the personalized PageRank neighbourhood
+(``local.ranking: ppr``, the default) or, with ``ranking: score``, one per hop past the second
+(``local.max_hops``, default 3); the trace write is one more.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from driftgraph.query.local import render
 from driftgraph.query.local.entry import ChunkHit, EntryResult, run_entry
 from driftgraph.query.local.expand import expansion_params, run_expansion
 from driftgraph.query.local.multihop import run_bridge
+from driftgraph.query.local.ppr import run_ppr
 from driftgraph.query.local.rank import Ranked, rank_all, rrf_chunks
 from driftgraph.query.local.rerank import renumber, rerank_chunks
 from driftgraph.query.local.rewrite import history_text, rewrite_question
@@ -240,17 +242,16 @@ def _bridge(
     exclude: Sequence[str],
     rec: Trace,
 ) -> None:
-    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``)."""
-    trips = run_bridge(
-        rt.store,
-        settings,
-        vector,
-        entry,
-        expansion,
-        seeds,
-        sorted({*entry.excluded_ids, *exclude}),
-        sorted({e.lower() for e in exclude}),
-    )
+    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``), or with
+    ``ranking: ppr`` one neighbourhood fetch and a personalized PageRank walk over it (``ppr``)."""
+    exclude_ids = sorted({*entry.excluded_ids, *exclude})
+    exclude_titles = sorted({e.lower() for e in exclude})
+    if settings.ranking == "ppr":
+        trips = run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
+        walk = expansion["ppr"]
+        rec.extra["ppr"] = {"nodes": walk.nodes, "edges": walk.edges, "iterations": walk.iterations}
+    else:
+        trips = run_bridge(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
     rec.round_trips += trips
 
 

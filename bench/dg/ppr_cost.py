@@ -1,0 +1,70 @@
+"""What personalized PageRank costs per question: local.ranking ppr against score (the bridge), same run.
+
+python -m bench.dg.ppr_cost --uri bolt://... --out bench/results/raw/ppr_cost.json [--reps 3] [--budget 8000]
+
+Both rankings assemble every MuSiQue dev question's context (vector handed in, no trace write), alternating
+question by question so load drifts hit both alike; per ranking the retrieval + assembly seconds, the part
+spent in the expansion and what follows it (``expand_s``: the PPR fetch and walk, or the bridge), and the
+round trips. The raw file records the machine, its load and the command; compare the ratio, not the ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bench import data, machine, metrics
+from bench.dg import common
+
+RANKINGS = ("score", "ppr")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--uri", required=True)
+    ap.add_argument("--budget", type=int, default=8000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+
+    from driftgraph.query.local.search import build_local_context
+
+    engines = {r: common.engine(a.uri, extra={"local": {"ranking": r}}) for r in RANKINGS}
+    qs = data.questions()
+    qvec = dict(zip([q.id for q in qs], engines["score"].embed([q.question for q in qs]), strict=True))
+    keys = ("total_ms", "expand_ms", "round_trips")
+    runs: dict[str, dict[str, list[float]]] = {r: {k: [] for k in keys} for r in RANKINGS}
+    for eng in engines.values():  # warm-up: driver, pools, plan cache
+        build_local_context(eng.runtime.for_run(), qs[0].question, eng.config.local, budget=a.budget,
+                            query_vector=qvec[qs[0].id])
+    for _ in range(a.reps):
+        for q in qs:
+            for r, eng in engines.items():
+                ctx = build_local_context(eng.runtime.for_run(), q.question, eng.config.local, budget=a.budget,
+                                          query_vector=qvec[q.id])
+                t = ctx.recorder.timings
+                runs[r]["total_ms"].append(1000 * t["retrieval_assembly_s"])
+                runs[r]["expand_ms"].append(1000 * t["expand_s"])
+                runs[r]["round_trips"].append(ctx.recorder.round_trips)
+    for eng in engines.values():
+        eng.close()
+    p50 = {r: {k: metrics.percentile(v, 50) for k, v in runs[r].items()} for r in RANKINGS}
+    out = {
+        "machine": machine.describe(),
+        "command": "python -m bench.dg.ppr_cost " + " ".join(sys.argv[1:]),
+        "budget": a.budget,
+        "reps": a.reps,
+        "questions": len(qs),
+        "p50": p50,
+        "ratio_total_p50": p50["ppr"]["total_ms"] / p50["score"]["total_ms"],
+        "runs": runs,
+    }
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
+    print(json.dumps({"p50": p50, "ratio_total_p50": out["ratio_total_p50"]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

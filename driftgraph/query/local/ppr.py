@@ -1,0 +1,225 @@
+"""Personalized PageRank ranking of local search's chunks (``local.ranking: ppr``; HippoRAG 2's mechanism).
+
+The bridge follows the single strongest link into each chunk; a chunk that two independent paths from the
+question reach (the middle of a 3- or 4-hop chain) gets no more credit than one a single path reaches. PPR
+gets that right by construction: a random walk restarted at the question's seeds (entry entities weighted
+by similarity and specificity, chunk vector hits by ``ppr.passage_weight`` x similarity) spends its time
+where paths from many seeds meet. The graph is the neighbourhood the expansion found plus one more round
+trip (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
+best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
+numpy on the edge lists (no dense matrix). Each chunk keeps the hop and path (``via``) of its shortest route
+from a seed, so the trace explains the rank the walk gave it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from driftgraph.query.local.entry import EntryResult
+from driftgraph.query.local.rank import idf, score_chunks
+
+if TYPE_CHECKING:
+    from driftgraph.config import LocalConfig, PprConfig
+    from driftgraph.store.db import Store
+
+
+@dataclass
+class Walk:
+    """PPR mass per chunk (normalised so the best chunk has 1.0) and each chunk's shortest route from a seed."""
+
+    mass: dict[str, float] = field(default_factory=dict)
+    depth: dict[str, int] = field(default_factory=dict)
+    via: dict[str, str] = field(default_factory=dict)
+    nodes: int = 0
+    edges: int = 0
+    iterations: int = 0
+
+
+def run_ppr(
+    store: Store,
+    settings: LocalConfig,
+    vector: Sequence[float],
+    entry: EntryResult,
+    expansion: dict[str, Any],
+    seeds: Sequence[str],
+    exclude_ids: Sequence[str],
+    exclude_titles: Sequence[str],
+) -> int:
+    """Fetch the neighbourhood (``ppr.fetch``), walk it, store the ``Walk`` in ``expansion["ppr"]``; returns
+    the round trips taken (0 or 1). The frontier leaves out the seed chunks: the expansion already fetched
+    the chunks their rare entities lead to, so a hop further starts from what the second hop found."""
+    cfg = settings.ppr
+    trips = 0
+    mentions: list[dict[str, Any]] = []
+    relations: list[dict[str, Any]] = []
+    if cfg.fetch and expansion.get("chunks"):
+        scored = score_chunks(expansion, entry, settings)
+        seeded = set(seeds)
+        row = store.read(
+            "query/local_ppr",
+            vector=[float(x) for x in vector],
+            chunk_ids=sorted({sc.id for sc in scored}),
+            frontier_ids=[sc.id for sc in scored if sc.id not in seeded][: cfg.frontier],
+            exclude_ids=sorted(exclude_ids),
+            exclude_titles=sorted(exclude_titles),
+            max_df=cfg.max_df,
+            per_entity=cfg.chunks_per_entity,
+        )[0]
+        trips = 1
+        expansion["chunks"].extend(row["chunks"])
+        mentions, relations = row["mentions"], row["relations"]
+    expansion["ppr"] = walk(expansion, entry, cfg, mentions, relations)
+    return trips
+
+
+def walk(
+    expansion: dict[str, Any],
+    entry: EntryResult,
+    cfg: PprConfig,
+    mentions: Sequence[dict[str, Any]],
+    relations: Sequence[dict[str, Any]],
+) -> Walk:
+    """Build the graph from the expansion's links and the fetched mentions, seed it, iterate (pure)."""
+    n_chunks = max(entry.chunk_count, 1)
+    idf_max = math.log(n_chunks + 1)
+    chunk_ids = [c["id"] for c in expansion.get("chunks") or []]
+    links = [*(expansion.get("seed_links") or []), *(expansion.get("entity_links") or []), *mentions]
+    graph = _Graph()
+    for cid in chunk_ids:
+        graph.node(("c", cid))
+    titles: dict[str, str] = {}
+    df: dict[str, int] = {}
+    for link in links:
+        titles[link["entity"]] = link.get("title") or link["entity"]
+        df[link["entity"]] = int(link.get("df") or 1)
+        graph.edge(("c", link["chunk"]), ("e", link["entity"]), 1.0)
+        if link.get("via"):  # a seed link names the seed chunk that mentions the same entity
+            graph.edge(("c", link["via"]), ("e", link["entity"]), 1.0)
+    for rel in relations:
+        graph.edge(("e", rel["source"]), ("e", rel["target"]), cfg.relation_weight)
+    seeds = _seeds(entry, cfg, df, n_chunks, idf_max)
+    for key in seeds:
+        graph.node(key)
+    mass, iterations = graph.pagerank(seeds, cfg.damping, cfg.iterations, cfg.tolerance)
+    chunk_mass = {k[1]: m for k, m in mass.items() if k[0] == "c"}
+    top = max(chunk_mass.values(), default=0.0)
+    out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, iterations=iterations)
+    out.mass = {cid: (m / top if top > 0 else 0.0) for cid, m in chunk_mass.items()}
+    out.depth, out.via = graph.routes(entry, titles)
+    return out
+
+
+def _seeds(
+    entry: EntryResult, cfg: PprConfig, df: dict[str, int], n_chunks: int, idf_max: float
+) -> dict[tuple[str, str], float]:
+    """Restart weights: entities by similarity x idf / idf_max (a rare name is a sharper seed), chunk hits by
+    ``passage_weight`` x similarity; negatives and zeros left out."""
+    seeds: dict[tuple[str, str], float] = {}
+    for e in entry.entities:
+        spec = idf(df.get(e.id, 1), n_chunks) / idf_max
+        w = max(float(e.similarity if e.similarity is not None else 0.5), 0.0) * spec
+        if w > 0:
+            seeds[("e", e.id)] = w
+    for h in entry.chunk_hits:
+        w = cfg.passage_weight * max(h.similarity, 0.0)
+        if w > 0:
+            seeds[("c", h.id)] = seeds.get(("c", h.id), 0.0) + w
+    return seeds
+
+
+class _Graph:
+    """An undirected weighted graph as edge lists (both directions), nodes interned to indexes."""
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, str], int] = {}
+        self.keys: list[tuple[str, str]] = []
+        self.src: list[int] = []
+        self.dst: list[int] = []
+        self.w: list[float] = []
+        self._seen: set[tuple[int, int]] = set()
+
+    def node(self, key: tuple[str, str]) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.keys)
+            self.keys.append(key)
+        return i
+
+    def edge(self, a: tuple[str, str], b: tuple[str, str], weight: float) -> None:
+        i, j = self.node(a), self.node(b)
+        if i == j or weight <= 0 or (min(i, j), max(i, j)) in self._seen:
+            return
+        self._seen.add((min(i, j), max(i, j)))
+        self.src += [i, j]
+        self.dst += [j, i]
+        self.w += [weight, weight]
+
+    def pagerank(
+        self, seeds: dict[tuple[str, str], float], damping: float, iterations: int, tolerance: float
+    ) -> tuple[dict[tuple[str, str], float], int]:
+        """``r = (1 - d) p + d (W r + dangling(r) p)``, W column-normalised; stops when the L1 change is below
+        ``tolerance``. Returns the mass per node and the iterations run."""
+        n = len(self.keys)
+        if n == 0 or not seeds:
+            return {}, 0
+        p = np.zeros(n)
+        for key, weight in seeds.items():
+            p[self.index[key]] += weight
+        p /= p.sum()
+        src = np.asarray(self.src, dtype=np.int64)
+        dst = np.asarray(self.dst, dtype=np.int64)
+        w = np.asarray(self.w, dtype=np.float64)
+        out_w = np.bincount(src, weights=w, minlength=n)
+        norm = w / out_w[src] if len(src) else w
+        dangling = out_w == 0
+        r = p.copy()
+        done = 0
+        for done in range(1, iterations + 1):  # noqa: B007 (the count is reported)
+            spread = np.bincount(dst, weights=norm * r[src], minlength=n) if len(src) else np.zeros(n)
+            new = (1 - damping) * p + damping * (spread + r[dangling].sum() * p)
+            delta = float(np.abs(new - r).sum())
+            r = new
+            if delta < tolerance:
+                break
+        return {key: float(r[i]) for i, key in enumerate(self.keys)}, done
+
+    def routes(self, entry: EntryResult, titles: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
+        """Breadth-first from the seeds over chunk-entity-chunk steps: a chunk hit or a chunk naming an entry
+        entity is hop 1; a chunk sharing an entity with a hop-k chunk is hop k+1, ``via`` the entity titles."""
+        adj: dict[int, list[int]] = {}
+        for i, j in zip(self.src, self.dst, strict=True):
+            adj.setdefault(i, []).append(j)
+        depth: dict[str, int] = {}
+        via: dict[str, str] = {}
+        queue: deque[tuple[int, int, str]] = deque()
+        for h in entry.chunk_hits:
+            hit = self.index.get(("c", h.id))
+            if hit is not None and h.id not in depth:
+                depth[h.id], via[h.id] = 1, ""
+                queue.append((hit, 1, ""))
+        for e in entry.entities:
+            node = self.index.get(("e", e.id))
+            for j in adj.get(node, []) if node is not None else []:
+                kind, cid = self.keys[j]
+                if kind == "c" and cid not in depth:
+                    depth[cid], via[cid] = 1, str(e.title or e.id)
+                    queue.append((j, 1, via[cid]))
+        while queue:
+            i, d, path = queue.popleft()
+            for k in sorted(adj.get(i, [])):
+                if self.keys[k][0] != "e":
+                    continue
+                title = titles.get(self.keys[k][1], self.keys[k][1])
+                for j in sorted(adj.get(k, [])):
+                    kind, cid = self.keys[j]
+                    if kind == "c" and cid not in depth:
+                        depth[cid] = d + 1
+                        via[cid] = f"{path} > {title}" if path else title
+                        queue.append((j, d + 1, via[cid]))
+        return depth, via

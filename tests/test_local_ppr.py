@@ -1,0 +1,180 @@
+"""Personalized PageRank ranking (``local.ranking: ppr``) and the reranker in basic search and DRIFT's steps.
+
+The walk is checked on hand-built graphs (pure), then against a real Neo4j on the fixture's three-chunk chain
+(t3 -ADA- t2 -BOB- t1); basic search and DRIFT rerank through the fake ``/rerank`` server on operation-dulce.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from driftgraph.api import open_engine
+from driftgraph.config import LocalConfig, PprConfig, parse_config
+from driftgraph.errors import ConfigError
+from driftgraph.query.local.entry import select_entry
+from driftgraph.query.local.ppr import walk
+from driftgraph.query.local.rank import score_chunks
+from driftgraph.query.local.search import build_local_context
+from tests.conftest import make_config
+from tests.support import graphrag_fixture
+from tests.support.fake_rerank import FakeRerank
+
+PRESENT = {"chunk": True, "entity": True, "relationship": True, "report": False, "claim": False}
+
+
+def _entry(hits: list[tuple[str, float]], entities: list[tuple[str, str, float]] = ()) -> Any:  # type: ignore[assignment]
+    row = {
+        "entity_vector": [{"id": i, "title": t, "similarity": s, "df": 2} for i, t, s in entities],
+        "entity_fulltext": [],
+        "chunk_vector": [{"id": c, "similarity": s} for c, s in hits],
+        "chunk_count": 100,
+        "present": PRESENT,
+    }
+    return select_entry(row, LocalConfig(min_similarity=0.1, relative_similarity=0.1), ())
+
+
+def _mention(chunk: str, entity: str, title: str, df: int = 2) -> dict[str, Any]:
+    return {"chunk": chunk, "entity": entity, "title": title, "df": df}
+
+
+# -- the walk (pure) -------------------------------------------------------------------------------------------
+def test_a_chunk_two_seeds_reach_outranks_one_that_one_seed_reaches() -> None:
+    # seeds s1, s2 (chunk hits); m shares an entity with each; x and y each share one with only one seed
+    entry = _entry([("s1", 0.6), ("s2", 0.6)])
+    x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "m", "x", "y")]}
+    mentions = [
+        _mention("s1", "a", "A"), _mention("m", "a", "A"),
+        _mention("s2", "b", "B"), _mention("m", "b", "B"),
+        _mention("s1", "c", "C"), _mention("x", "c", "C"),
+        _mention("s2", "d", "D"), _mention("y", "d", "D"),
+    ]
+    w = walk(x, entry, PprConfig(passage_weight=1.0), mentions, [])
+    assert w.mass["m"] > w.mass["x"] > 0 and w.mass["x"] == pytest.approx(w.mass["y"])
+    assert max(w.mass.values()) == pytest.approx(1.0)  # normalised to the best chunk
+    assert (w.depth["s1"], w.depth["m"], w.depth["x"]) == (1, 2, 2)
+    assert w.via["m"] == "A" and w.via["x"] == "C" and w.via["s1"] == ""
+    assert 1 <= w.iterations <= PprConfig().iterations
+
+
+def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:
+    entry = _entry([("t3", 0.7)])
+    x = {"chunks": [{"id": "t3", "similarity": 0.7}, {"id": "t2", "similarity": 0.0}, {"id": "t1", "similarity": 0.0}]}
+    mentions = [_mention("t3", "ada", "ADA"), _mention("t2", "ada", "ADA"), _mention("t2", "bob", "BOB"),
+                _mention("t1", "bob", "BOB")]
+    w = walk(x, entry, PprConfig(), mentions, [])
+    assert (w.depth["t2"], w.depth["t1"]) == (2, 3) and w.via["t1"] == "ADA > BOB"
+    assert w.mass["t3"] > w.mass["t2"] > w.mass["t1"] > 0  # mass decays along the chain
+    # a RELATED edge between the seed's entity and BOB carries mass to t1 without passing through t2
+    with_rel = walk(x, entry, PprConfig(), mentions, [{"source": "ada", "target": "bob", "weight": 1.0}])
+    assert with_rel.mass["t1"] > w.mass["t1"]
+    # the walk's mass joins the score: t1 (similarity 0, no link support) now ranks with support
+    s = LocalConfig(ranking="ppr", ppr=PprConfig(weight=1.0))
+    scored = {c.id: c for c in score_chunks({**x, "ppr": w}, entry, s)}
+    assert scored["t1"].hop == "ppr" and scored["t1"].support == pytest.approx(w.mass["t1"])
+    assert (scored["t1"].depth, scored["t1"].via) == (3, "ADA > BOB")
+
+
+def test_entry_entities_seed_the_walk_weighted_by_similarity() -> None:
+    entry = _entry([], [("e1", "ALPHA", 0.9), ("e2", "BETA", 0.3)])
+    x = {"chunks": [{"id": "c1", "similarity": 0.0}, {"id": "c2", "similarity": 0.0}]}
+    w = walk(x, entry, PprConfig(), [_mention("c1", "e1", "ALPHA"), _mention("c2", "e2", "BETA")], [])
+    assert w.mass["c1"] == pytest.approx(1.0) and 0 < w.mass["c2"] < 0.5
+    assert (w.depth["c1"], w.via["c1"]) == (1, "ALPHA")
+    assert walk({"chunks": []}, _entry([]), PprConfig(), [], []).mass == {}  # no seed, no mass
+
+
+def test_ppr_keys_are_validated_and_drift_refuses_an_llm_reranker() -> None:
+    with pytest.raises(ConfigError):
+        parse_config({"local": {"ranking": "pagerank"}}, "test")
+    with pytest.raises(ConfigError):
+        parse_config({"local": {"ppr": {"damping": 1.5}}}, "test")
+    with pytest.raises(ConfigError):
+        parse_config({"local": {"ppr": {"unknown": 1}}}, "test")
+    with pytest.raises(ConfigError, match="rerank"):
+        parse_config({"drift": {"local": {"rerank": {"provider": "llm"}}}}, "test")
+    assert parse_config({"basic": {"rerank": {"provider": "endpoint", "base_url": "http://x"}}}, "t").basic.rerank.top_n
+
+
+# -- against Neo4j: the chain ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from driftgraph.store.db import Store
+
+    cfg = make_config(neo4j_config)
+    with Store(cfg.neo4j) as store:
+        store.run_auto("admin/reset")
+        store.run_script("admin/drop_schema")
+    path = graphrag_fixture.write(tmp_path_factory.mktemp("chain"))
+    with open_engine(cfg) as eng:
+        eng.import_graphrag(path, reset=True, embed=True)
+    return cfg
+
+
+def _context(cfg: Any, **ppr: Any) -> Any:
+    settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="ppr", ppr=PprConfig(**ppr))
+    with open_engine(cfg) as eng:
+        return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
+
+
+def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) -> None:
+    ctx = _context(chain)
+    items = {i.id: i for i in ctx.recorder.items if i.source == "chunk"}
+    assert ctx.recorder.round_trips == 3  # entry, expansion, the neighbourhood
+    assert items["t1"].status == "included" and "Bob built engines." in ctx.text
+    assert items["t1"].hop == "ppr" and items["t1"].via is not None and items["t1"].via.endswith("BOB")
+    assert items["t1"].depth is not None and items["t1"].depth > items["t3"].depth
+    assert ctx.recorder.extra["ppr"]["nodes"] >= 3 and ctx.recorder.extra["ppr"]["edges"] >= 2
+    # without the fetch the walk runs on what the expansion found: two round trips, no third hop
+    bare = _context(chain, fetch=False)
+    assert bare.recorder.round_trips == 2 and "t1" not in {i.id for i in bare.recorder.items}
+
+
+# -- the reranker in basic search and DRIFT's steps (operation-dulce, fake /rerank) ------------------------------
+BASIC_Q = "What is the role of the Paranormal Military Squad at Dulce base?"
+
+
+def test_basic_search_reranks_its_best_chunks_and_traces_the_scores(dulce, fake_llm) -> None:
+    from tests.support.cypher import q
+
+    llm = {"base_url": fake_llm.base_url, "api_key": "test", "max_retries": 0}
+    with open_engine(make_config(dulce, llm=llm)) as eng:
+        plain = eng.query_basic(BASIC_Q, budget=3000, context_only=True)
+        order = [i.id for i in sorted(plain.trace.items, key=lambda i: i.rank or 0)]
+        third = q(eng.store, "MATCH (c:Chunk {id: $id}) RETURN c.text AS text", id=order[2])[0]["text"].strip()
+    assert len(order) >= 4
+    # the reranker prefers the vector order's third chunk: it must come first after reranking
+    with FakeRerank(score=lambda query, doc: 1.0 if doc.strip()[:200] == third[:200] else 0.5) as server:
+        rr = {"provider": "endpoint", "base_url": server.base_url, "top_n": 3}
+        with open_engine(make_config(dulce, llm=llm, basic={"rerank": rr})) as eng:
+            res = eng.query_basic(BASIC_Q, budget=3000, context_only=True)
+        requests = list(server.requests)
+    items = sorted(res.trace.items, key=lambda i: i.rank or 0)
+    assert len(requests) == 1 and len(requests[0]["documents"]) == 3 == requests[0]["top_n"]  # asked once
+    assert requests[0]["query"] == BASIC_Q
+    assert items[0].id == order[2] and items[0].rerank_score == 1.0 and items[0].rank == 1
+    assert [i.id for i in items[1:3]] == order[:2] and all(i.rerank_score == 0.5 for i in items[1:3])
+    assert all(i.rerank_score is None for i in items[3:])  # past top_n: the vector order, no score
+    assert res.context.text.startswith("----- Source 1 -----\n" + third[:50])
+    assert res.context.tokens <= 3000
+    assert any("reranked by endpoint" in n for n in res.trace.notes)
+
+
+def test_drift_steps_rerank_through_drift_local_rerank(dulce, fake_llm) -> None:
+    from tests.support.drift_fakes import DULCE_LAYERS, tree_responder
+
+    fake_llm.responder = tree_responder(layers=DULCE_LAYERS)
+    llm = {"base_url": fake_llm.base_url, "api_key": "test", "max_retries": 0}
+    with FakeRerank() as server:
+        rr = {"provider": "endpoint", "base_url": server.base_url, "top_n": 5}
+        cfg = make_config(dulce, llm=llm, drift={"max_depth": 1, "local": {"rerank": rr}})
+        with open_engine(cfg) as eng:
+            out = eng.query_drift("What is Operation: Dulce and who leads the team at Dulce base?", seed=5)
+        requests = list(server.requests)
+    local_steps = [s for s in out.steps if s.kind == "local" and s.context is not None and s.context.items]
+    assert local_steps and len(requests) >= len(local_steps)  # one rerank call per step with chunks
+    assert all(r["path"] == "/rerank" and len(r["documents"]) <= 5 for r in requests)
+    scored = [i for i in out.trace.items if i.source == "chunk" and i.rerank_score is not None]
+    assert scored, "the reranker's scores reach DRIFT's trace items"
+    assert out.cost.llm_calls <= cfg.drift.max_llm_calls  # the endpoint makes no chat call
