@@ -380,4 +380,9 @@ def write(raw: Path, target: Path) -> None:
         from bench import reliability
 
         parts += reliability.section(rel)
+    inc = _load(raw, "index_incremental")
+    if inc:
+        from bench import report_incremental
+
+        parts += report_incremental.section(inc)
     target.write_text("\n".join(parts).rstrip() + "\n")
