@@ -35,14 +35,16 @@ def section(d: dict) -> list[str]:
         "The same two steps are replayed from a cached rebuild with `index.stable_communities: false` "
         "(the whole graph re-clustered each run, the earlier behaviour).",
         "",
-        "| step | mode | communities | changed | share | reports regenerated (outdated) | share | report calls | wall s |",
+        "| step | mode | communities | changed | share | reports regenerated (outdated) | share "
+        "| report calls | wall s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in steps:
         lines.append(
             f"| {s['run']} | {s['mode']} | {s['communities']:,} | {s['communities_changed']:,} | "
             f"{_pct(s['changed_share'])} | {s['reports_generated']:,} ({s['reports_outdated']}) | "
-            f"{_pct(s['regenerated_share'])} | {s['chat_calls_by_phase'].get('report', 0):,} | {s['wall_seconds']:.1f} |"
+            f"{_pct(s['regenerated_share'])} | {s['chat_calls_by_phase'].get('report', 0):,} | "
+            f"{s['wall_seconds']:.1f} |"
         )
     lines += [
         "",
