@@ -1,0 +1,69 @@
+"""The ``index`` section: chunking, extraction, communities, reports, prices for estimates."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from driftgraph.config.section import _Section
+
+
+class ModelPrice(_Section):
+    """USD per million tokens of one chat model (``index --estimate``)."""
+
+    prompt: float = Field(ge=0)
+    completion: float = Field(ge=0)
+
+
+def _default_prices() -> dict[str, ModelPrice]:
+    """List prices (USD / 1M tokens, standard tier) of common models; add yours under ``index.prices``."""
+    table = {
+        "gpt-4o-mini": (0.15, 0.60),
+        "gpt-4o": (2.50, 10.00),
+        "gpt-4.1": (2.00, 8.00),
+        "gpt-4.1-mini": (0.40, 1.60),
+        "gpt-4.1-nano": (0.10, 0.40),
+    }
+    return {name: ModelPrice(prompt=p, completion=c) for name, (p, c) in table.items()}
+
+
+class IndexConfig(_Section):
+    """``driftgraph index DIR``: loading, chunking, extraction, summaries, communities, reports, cache."""
+
+    extensions: list[str] = Field(default_factory=lambda: ["txt", "md", "csv", "json", "jsonl"])
+    csv_text_column: str = "text"
+    json_text_field: str = "text"
+    max_file_bytes: int = Field(10_000_000, ge=1, description="larger files are skipped with a warning")
+    chunk_size: int = Field(1200, ge=16, le=100_000, description="tokens per chunk")
+    chunk_overlap: int = Field(100, ge=0, description="tokens shared by neighbouring chunks")
+    entity_types: list[str] = Field(default_factory=lambda: ["organization", "person", "geo", "event"])
+    max_gleanings: int = Field(1, ge=0, le=10, description="extra 'anything missed?' rounds per chunk")
+    extract_max_tokens: int = Field(4000, ge=64)
+    claims: bool = False
+    claim_description: str = "Any claims or facts that could be relevant to information discovery."
+    description_max_tokens: int = Field(500, ge=16, description="merged descriptions above this are summarised")
+    summarize_input_max_tokens: int = Field(4000, ge=64)
+    max_cluster_size: int = Field(10, ge=2)
+    seed: int = Field(0xDEADBEEF, ge=0, description="Leiden seed: same graph + seed = same communities")
+    stable_communities: bool = Field(
+        True, description="keep communities the new input does not touch (false: re-cluster all every run)"
+    )
+    report_max_input_tokens: int = Field(8000, ge=256)
+    report_max_tokens: int = Field(2000, ge=64)
+    concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
+    write_batch_size: int = Field(1000, ge=1, le=100_000)
+    cache_dir: str = Field(".driftgraph/cache", description="LLM and embedding call cache (relative to cwd)")
+    prices: dict[str, ModelPrice] = Field(default_factory=_default_prices, description="USD per 1M tokens by model")
+    estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")
+    estimate_relationships_per_chunk: float = Field(10.0, ge=0, description="--estimate before extraction")
+    estimate_summarized_share: float = Field(0.1, ge=0, le=1, description="share of descriptions summarised")
+    batch_completion_window: str = Field("24h", description="--batch: the Batch API's completion_window")
+    batch_poll_initial_s: float = Field(2.0, gt=0, description="--batch: first wait between polls (doubles)")
+    batch_poll_max_s: float = Field(60.0, gt=0, description="--batch: longest wait between polls")
+    batch_timeout_s: float = Field(86_400.0, gt=0, description="--batch: give up polling (a re-run resumes)")
+    batch_price_factor: float = Field(0.5, ge=0, description="--batch --estimate: Batch API price / direct price")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> IndexConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self

@@ -1,0 +1,116 @@
+"""Sections for what driftgraph talks to: the launcher, Neo4j, the LLM and embedder endpoints, prompts,
+the GraphRAG importer and the server."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from driftgraph.config.section import _Section
+
+
+class LauncherConfig(_Section):
+    """The embedded Neo4j started by ``driftgraph neo4j start`` (jvm/launcher)."""
+
+    port: int = Field(7687, ge=1, le=65535)
+    http_port: int = Field(
+        7474, ge=0, le=65535, description="Neo4j Browser + HTTP API on 127.0.0.1; 0 = off; busy = off with a warning"
+    )
+    data_dir: str = ".driftgraph/neo4j"
+    heap: str = Field("1g", pattern=r"^\d+[kmgKMG]$")
+    page_cache: str = Field("256m", pattern=r"^\d+[kmgKMG]$")
+    start_timeout_s: float = Field(180.0, gt=0)
+
+
+class Neo4jConfig(_Section):
+    uri: str = "bolt://127.0.0.1:7687"
+    username: str = "neo4j"
+    password: str = "driftgraph"
+    database: str = "neo4j"
+    launcher: LauncherConfig = LauncherConfig()
+    index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
+    write_retries: int = Field(
+        5, ge=0, le=50, description="a write lost to a transient error (deadlock) runs again this often, whole"
+    )
+    write_backoff_s: float = Field(0.05, ge=0, le=10, description="wait before the first retry; doubles each time")
+
+
+class LLMConfig(_Section):
+    """Chat model behind any OpenAI-compatible endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``)."""
+
+    api_type: Literal["openai", "azure"] = "openai"
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: str | None = None
+    azure_api_version: str = "2024-10-21"
+    temperature: float = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=20)
+    backoff_base_s: float = Field(1.0, ge=0)
+    json_schema: bool = True
+    model_context_window: int = Field(128_000, ge=1024, description="tokens the chat model accepts (prompt+answer)")
+
+
+class EmbeddingsConfig(_Section):
+    """``local``: all-MiniLM-L6-v2 int8 ONNX, offline; ``openai``: any OpenAI-compatible endpoint."""
+
+    provider: Literal["local", "openai"] = "local"
+    model: str = "text-embedding-3-small"
+    base_url: str | None = Field(None, description="provider=openai: its own endpoint (default: llm.base_url)")
+    dimensions: int = Field(1536, ge=1, description="only read for provider=openai; local is 384")
+    batch_size: int = Field(32, ge=1, le=2048)
+    max_tokens: int = Field(256, ge=8, le=512, description="local model truncation")
+    threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = runtime default")
+
+
+class TokenizerConfig(_Section):
+    encoding: str = "cl100k_base"
+
+
+class PromptsConfig(_Section):
+    """Prompts are files; ``dir`` (if set) holds edited copies that win over the packaged ones."""
+
+    dir: str | None = None
+    overrides: dict[str, str] = Field(default_factory=dict, description="prompt name -> file; names as in prompts/")
+
+    @model_validator(mode="after")
+    def _known_prompt_names(self) -> PromptsConfig:
+        """An override for a prompt that does not exist would be silently ignored: name the valid ones."""
+        from driftgraph.resources import data_dir
+
+        known = sorted(p.stem for p in data_dir("prompts").glob("*.txt"))
+        for name in self.overrides:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else f"; prompts are: {', '.join(known)}"
+                raise ValueError(f"prompts.overrides: no prompt named '{name}'{hint}")
+        return self
+
+
+class ImportConfig(_Section):
+    """``driftgraph import-graphrag DIR``: how GraphRAG parquet tables are streamed into Neo4j."""
+
+    batch_size: int = Field(1000, ge=1, le=100_000, description="rows per UNWIND write (one transaction each)")
+    embed: bool = Field(True, description="embed entities, chunks and reports after writing (--no-embed)")
+    embed_batch_size: int = Field(256, ge=1, le=100_000, description="texts per embed call and vector write")
+    vector_batch_size: int = Field(2000, ge=1, le=100_000, description="precomputed vectors per write transaction")
+    writers: int = Field(2, ge=1, le=64, description="parallel writer sessions for disjoint batches (vectors)")
+
+
+class ServeConfig(_Section):
+    """``driftgraph serve`` / ``driftgraph mcp``: the HTTP API, the OpenAI-compatible endpoint, the MCP server.
+
+    Without ``DRIFTGRAPH_API_KEY`` the server binds loopback only; the key is read from the environment, never
+    from this file, so it is not written by ``init`` nor printed by ``config show``."""
+
+    host: str = Field("127.0.0.1", description="bind address; anything but loopback needs DRIFTGRAPH_API_KEY")
+    port: int = Field(8765, ge=0, le=65535, description="0 picks a free port (printed at start)")
+    max_concurrency: int = Field(8, ge=1, le=1024, description="questions answered at once; more get 429")
+    retry_after_s: int = Field(1, ge=1, le=3600, description="the Retry-After a 429 carries")
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
+    request_timeout_s: float = Field(300.0, gt=0, description="a question running longer answers 504")
+    shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
+    max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = CORS off")
