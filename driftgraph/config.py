@@ -190,8 +190,10 @@ class LocalConfig(_Section):
     min_similarity: float = Field(0.42, ge=-1, le=1, description="absolute cosine threshold for entry entities")
     relative_similarity: float = Field(0.8, ge=0, le=1, description="keep entities with cosine >= best * this")
     named_rare_chunks: int = Field(
-        5, ge=0, description="a one-word, lower-case name the question spells out bypasses the thresholds only "
-        "when at most this many chunks mention it"
+        5,
+        ge=0,
+        description="a one-word, lower-case name the question spells out bypasses the thresholds only "
+        "when at most this many chunks mention it",
     )
     chunk_top_k: int = Field(60, ge=0, le=1000, description="chunk vector hits taken as entry candidates")
     chunk_min_similarity: float = Field(0.15, ge=-1, le=1, description="chunks below this without graph support drop")
