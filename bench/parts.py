@@ -223,6 +223,7 @@ def run_scale(ctx: Context) -> None:
             "measured": machine.describe()["date"],
             "counts": json.loads((folder / "DONE.json").read_text()),
             "generate_s": time.perf_counter() - t0,
+            "load_avg": " ".join(f"{x:.1f}" for x in os.getloadavg()),  # a shared machine: say how shared
         }
         row["driftgraph"] = _attempt(lambda f=folder: _scale_dg(ctx, f, reps, timeout))
         gr_args = ["--dir", str(folder), "--budget", str(SPEED_BUDGET), "--reps", str(reps)]

@@ -245,6 +245,12 @@ def scale(d: dict) -> list[str]:
                 f"total the two systems use similar memory at 1 M entities -- the difference is that driftgraph's "
                 f"can live on another machine and is not reloaded by every client."
             )
+    for r in d["rows"]:  # where an import's time went (rows measured before phases were recorded have none)
+        imp = r["driftgraph"].get("import", {}) if "error" not in r["driftgraph"] else {}
+        if imp.get("phase_seconds"):
+            ph = ", ".join(f"{k} {v:,.1f}" for k, v in imp["phase_seconds"].items())
+            load = f"; load average at its start {r['load_avg']}" if r.get("load_avg") else ""
+            out.append(f"- driftgraph import at {r['entities']:,} entities, seconds per phase: {ph}{load}.")
     out += [
         "- driftgraph's runs are listed in order in `results/raw/scale.json`: the first run after an import reads "
         "from a cold page cache (at 1 M entities the store is larger than the 2 GB page cache), later runs are "

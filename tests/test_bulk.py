@@ -57,3 +57,28 @@ def test_a_failing_batch_is_one_line_naming_the_statement(store):
     with pytest.raises(IngestError) as err:
         parallel_write(store, "ingest/embeddings_entity", bad, 2)
     assert "embeddings_entity" in str(err.value) and "re-run" in str(err.value)
+
+
+def test_scale_bench_imports_the_synthetic_vectors_instead_of_re_embedding(neo4j_cfg, tmp_path):
+    """The synthetic index's embedder answers with its shipped vectors, so the importer's provenance check
+    passes and the scale bench times the bulk write of precomputed vectors (not a live embedding model)."""
+    from bench.dg.synthvec import SynthEmbedder
+    from bench.synth import generate
+    from driftgraph.api import Engine
+    from driftgraph.runtime import Runtime
+
+    folder = tmp_path / "synth"
+    counts = generate(300, folder)
+    embedder = SynthEmbedder(folder, "synthetic-model", 384)
+    with pytest.raises(KeyError):
+        embedder.embed(["not a text of this index"])
+    engine = Engine(Runtime(neo4j_cfg, embedder=embedder))
+    try:
+        summary = engine.import_graphrag(folder, reset=True)
+    finally:
+        engine.close()
+    emb = summary["embedded"]
+    assert emb["entity"]["precomputed"] == counts["entities"] and emb["entity"]["embedded"] == 0
+    assert emb["chunk"]["precomputed"] == counts["text_units"] and emb["chunk"]["embedded"] == 0
+    assert emb["community"]["precomputed"] > 0 and emb["community"]["embedded"] == 0
+    assert "embeddings_other_model" not in summary["warnings"]

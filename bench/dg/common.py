@@ -54,10 +54,12 @@ def config(uri: str, password: str | None = None, extra: dict | None = None):
     return parse_config(data, "bench")
 
 
-def engine(uri: str, password: str | None = None, cached: bool = True, extra: dict | None = None):
-    """An Engine whose embedder reads the shared cache (so no system pays for embedding twice)."""
+def engine(uri: str, password: str | None = None, cached: bool = True, extra: dict | None = None, embedder=None):
+    """An Engine whose embedder reads the shared cache (so no system pays for embedding twice), or ``embedder``."""
     from driftgraph.api import Engine
     from driftgraph.runtime import Runtime
 
     cfg = config(uri, password, extra)
-    return Engine(Runtime(cfg, embedder=CachedEmbedder(cfg.embeddings) if cached else None))
+    if embedder is None and cached:
+        embedder = CachedEmbedder(cfg.embeddings)
+    return Engine(Runtime(cfg, embedder=embedder))

@@ -95,7 +95,9 @@ class ImportConfig(_Section):
     batch_size: int = Field(1000, ge=1, le=100_000, description="rows per UNWIND write (one transaction each)")
     embed: bool = Field(True, description="embed entities, chunks and reports after writing (--no-embed)")
     embed_batch_size: int = Field(256, ge=1, le=100_000, description="texts per embed call and vector write")
-    vector_batch_size: int = Field(2000, ge=1, le=100_000, description="precomputed vectors per write transaction")
+    vector_batch_size: int = Field(
+        500, ge=1, le=100_000, description="precomputed vectors per write tx (smaller tx: cheaper HNSW updates)"
+    )
     writers: int = Field(2, ge=1, le=64, description="parallel writer sessions for disjoint batches (vectors)")
 
 
