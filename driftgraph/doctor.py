@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import StoreError
+
 if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
 
@@ -114,7 +116,7 @@ def _browser_url(rt: Runtime) -> str | None:
     """Neo4j Browser's address when the server has an HTTP connector (the launcher's, or Docker's), else None."""
     try:
         settings = {r["name"]: r["value"] for r in rt.store.read("admin/http_settings")}
-    except Exception:  # not allowed (Aura) or an older server: no URL, not a failure
+    except StoreError:  # SHOW SETTINGS not allowed (Aura) or an older server: no URL, not a failure
         return None
     if str(settings.get("server.http.enabled", "false")).lower() != "true":
         return None

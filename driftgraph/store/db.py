@@ -7,6 +7,7 @@ shares one bookmark manager, so a query that follows an import or index sees its
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,6 +17,8 @@ from typing import Any, TypeVar
 from driftgraph.config import Neo4jConfig
 from driftgraph.errors import StoreError
 from driftgraph.store import cypher
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -62,6 +65,7 @@ class Store:
 
         self.cfg = cfg
         self.round_trips = 0
+        self.write_retries = 0  # transactions run again after a transient failure (_retry_transient)
         self.bookmarks = _bookmark_manager(cfg)
         self._driver = GraphDatabase.driver(
             cfg.uri, auth=(cfg.username, cfg.password), notifications_min_severity="OFF"
@@ -126,6 +130,8 @@ class Store:
             except Exception as err:
                 if attempt >= self.cfg.write_retries or not transient(err):
                     raise
+                self.write_retries += 1
+                log.warning("Neo4j write lost to a transient error (%s): running it again in %.2f s", err, delay)
             time.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
