@@ -82,3 +82,40 @@ def test_scale_bench_imports_the_synthetic_vectors_instead_of_re_embedding(neo4j
     assert emb["chunk"]["precomputed"] == counts["text_units"] and emb["chunk"]["embedded"] == 0
     assert emb["community"]["precomputed"] > 0 and emb["community"]["embedded"] == 0
     assert "embeddings_other_model" not in summary["warnings"]
+
+
+def test_prefetched_batches_keep_their_order_and_raise_where_the_rows_failed():
+    from driftgraph.store.ingest import prefetched
+
+    assert list(prefetched(iter([[{"i": 1}], [{"i": 2}], [{"i": 3}]]))) == [[{"i": 1}], [{"i": 2}], [{"i": 3}]]
+
+    def failing():
+        yield [{"i": 1}]
+        raise ValueError("row 2 is bad")
+
+    got = []
+    with pytest.raises(ValueError, match="row 2 is bad"):
+        for batch in prefetched(failing()):
+            got.append(batch)
+    assert got == [[{"i": 1}]]  # the batch before the failure was handed over first
+
+
+def test_a_consumer_that_stops_early_does_not_leave_the_producer_blocked():
+    import threading
+
+    from driftgraph.store.ingest import prefetched
+
+    produced = []
+
+    def endless():
+        i = 0
+        while True:
+            produced.append(i)
+            yield [{"i": i}]
+            i += 1
+
+    it = prefetched(endless(), depth=2)
+    assert next(it) == [{"i": 0}]
+    it.close()  # what a failed transaction does to the loop in ingest._write
+    assert not [t for t in threading.enumerate() if t.name == "driftgraph-rows"]
+    assert len(produced) <= 5  # bounded read-ahead: depth 2, plus the batches in hand

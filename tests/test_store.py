@@ -46,3 +46,24 @@ def test_reset_removes_driftgraph_data(store):
     store.run_auto("admin/reset")
     assert store.read("admin/counts")[0]["entities"] == 0
     assert read_meta(store) is None
+
+
+def test_vector_indexes_are_created_with_the_configured_hnsw_settings(neo4j_cfg, neo4j_config):
+    """``neo4j.vector_index.m`` / ``ef_construction`` reach the indexes a fresh schema creates; an index that
+    exists keeps its settings (re-running the schema with others changes nothing)."""
+    from driftgraph.config import VectorIndexConfig
+    from driftgraph.runtime import Runtime
+    from tests.conftest import make_config
+
+    cfg = make_config({**neo4j_config, "vector_index": {"m": 8, "ef_construction": 40}})
+    rt = Runtime(cfg)
+    try:
+        rt.ensure_schema()
+        for name in ("entity_embedding", "chunk_embedding", "community_embedding"):
+            got = rt.store.read("tests/vector_index_options", index=name)[0]
+            assert (got["m"], got["ef_construction"]) == (8, 40), name
+        ensure_schema(rt.store, rt.embedder.model_id, rt.embedder.dimensions, VectorIndexConfig())
+        got = rt.store.read("tests/vector_index_options", index="entity_embedding")[0]
+        assert (got["m"], got["ef_construction"]) == (8, 40)
+    finally:
+        rt.close()

@@ -26,6 +26,7 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--extra", type=json.loads, default=None, help='config overrides as JSON, e.g. {"import": {}}')
     a = ap.parse_args()
 
     out: dict = {"system": "driftgraph", "dir": a.dir.name}
@@ -34,7 +35,8 @@ def main() -> None:
         from driftgraph.llm.embedder import LOCAL_DIMENSIONS, LOCAL_MODEL_ID
 
         # the shipped vectors pass the provenance check as a real index's would (bench/dg/synthvec.py)
-        eng = common.engine(a.uri, embedder=SynthEmbedder(a.dir, LOCAL_MODEL_ID, LOCAL_DIMENSIONS))
+        embedder = SynthEmbedder(a.dir, LOCAL_MODEL_ID, LOCAL_DIMENSIONS)
+        eng = common.engine(a.uri, embedder=embedder, extra=a.extra)
         t0 = time.perf_counter()
         summary = eng.import_graphrag(a.dir, reset=True)
         out.update(
@@ -42,6 +44,7 @@ def main() -> None:
             phase_seconds=summary.get("phase_seconds", {}),
             tables={k: v["seconds"] for k, v in summary["tables"].items()},
             precomputed={k: summary["embedded"][k] for k in ("entity", "chunk", "community")},
+            config=a.extra or {},
         )
     else:
         eng = common.engine(a.uri)

@@ -50,7 +50,7 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
     # fails now if no endpoint is configured
     chat = ChatClient(cfg.llm, ledger, CallCache(icfg.cache_dir), cfg.tokenizer.encoding)
     with stage("schema"):
-        ensure_schema(store, embedder.model_id, embedder.dimensions)
+        ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
         mark_filled_by(store, f"adopt:{found.source}")
     with stage("map"):
         linked = link(store)

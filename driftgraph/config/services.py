@@ -24,12 +24,24 @@ class LauncherConfig(_Section):
     start_timeout_s: float = Field(180.0, gt=0)
 
 
+class VectorIndexConfig(_Section):
+    """HNSW settings of the vector indexes, applied when an index is created (``import-graphrag --reset``).
+
+    Building the graph costs work per vector that grows with both: on this project's 2-core bench machine
+    the vector writes of a large import are mostly HNSW inserts (bench/results/raw/hnsw.json measures the
+    build time and the recall against exact search for each setting)."""
+
+    m: int = Field(16, ge=2, le=512, description="HNSW neighbours per node (Neo4j's default 16)")
+    ef_construction: int = Field(100, ge=1, le=3200, description="HNSW candidates per insert (Neo4j's default 100)")
+
+
 class Neo4jConfig(_Section):
     uri: str = "bolt://127.0.0.1:7687"
     username: str = "neo4j"
     password: str = "driftgraph"
     database: str = "neo4j"
     launcher: LauncherConfig = LauncherConfig()
+    vector_index: VectorIndexConfig = VectorIndexConfig()
     index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
     write_retries: int = Field(
         5, ge=0, le=50, description="a write lost to a transient error (deadlock) runs again this often, whole"

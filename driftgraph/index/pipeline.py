@@ -124,7 +124,7 @@ def run_index(
             if reset:
                 ingest.delete_all(store)
                 store.run_script("admin/drop_schema")
-            ensure_schema(store, embedder.model_id, embedder.dimensions)
+            ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
             state = read_state(store)
             _refuse_foreign_index(store, state)
             # read before sync_graph deletes entities and their memberships

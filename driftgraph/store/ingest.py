@@ -82,12 +82,57 @@ def batched(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
         yield batch
 
 
+def prefetched(batches: Iterable[list[Row]], depth: int = 2) -> Iterator[list[Row]]:
+    """``batches``, built ahead on a thread while the caller's transaction runs (rows, token counts and parquet
+    reads overlap the server's work; tiktoken releases the GIL). An error building a batch is raised here,
+    after the batches before it."""
+    import queue
+    import threading
+
+    done = object()
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        """False once the consumer has gone (it stopped early): the producer then ends."""
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(done)
+        except BaseException as err:  # handed to the consumer, raised in its thread
+            put(err)
+
+    thread = threading.Thread(target=produce, name="driftgraph-rows", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _write(
     store: Store, name: str, rows: Iterable[Row], batch_size: int, on_batch: OnBatch | None, **params: Any
 ) -> int:
     """Each batch is one managed transaction; ``written`` comes back from the statement's RETURN."""
     written = 0
-    for batch in batched(rows, batch_size):
+    for batch in prefetched(batched(rows, batch_size)):
         try:
             result = store.run(f"ingest/{name}", rows=batch, **params)
         except StoreError as err:

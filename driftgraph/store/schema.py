@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from driftgraph.config import VectorIndexConfig
 from driftgraph.errors import SchemaMismatch
 from driftgraph.store.db import Store
 
@@ -52,12 +53,17 @@ def check_meta(store: Store, embedder: str, dimensions: int) -> Meta | None:
     return meta
 
 
-def ensure_schema(store: Store, embedder: str, dimensions: int) -> None:
-    """Idempotent: constraints, fulltext and vector indexes, then the meta node."""
+def ensure_schema(store: Store, embedder: str, dimensions: int, hnsw: VectorIndexConfig | None = None) -> None:
+    """Idempotent: constraints, fulltext and vector indexes (``hnsw`` applies to the ones created here; an
+    index that exists keeps its settings), then the meta node.
+
+    Indexes are made before any row is written, also for a bulk load: Neo4j 5.26 populated them afterwards
+    no faster than it updates them per row (measured: bench/results/raw/bulk_import.json, "deferred")."""
     check_meta(store, embedder, dimensions)
+    hnsw = hnsw or VectorIndexConfig()
     store.run_script("schema/constraints")
     store.run_script("schema/fulltext")
-    store.run_script("schema/vector_indexes", dimensions=dimensions)
+    store.run_script("schema/vector_indexes", dimensions=dimensions, m=hnsw.m, ef_construction=hnsw.ef_construction)
     store.run("schema/write_meta", schema_version=SCHEMA_VERSION, embedder=embedder, dimensions=dimensions)
 
 
