@@ -1,4 +1,4 @@
-"""``python -m bench all|prepare|quality|speed|scale|drift|global|embedder|routes|basic|report [--quick]``
+"""``python -m bench all|prepare|quality|speed|scale|hnsw|drift|global|embedder|routes|basic|report [--quick]``
 (and ``serve``).
 
 Every part writes its raw numbers to ``bench/results/raw/<part>.json``; ``report`` (run after every part)
@@ -15,7 +15,7 @@ import time
 
 from bench import parts
 
-PARTS = ("prepare", "quality", "speed", "scale", "drift", "global", "embedder", "routes", "basic")
+PARTS = ("prepare", "quality", "speed", "scale", "hnsw", "drift", "global", "embedder", "routes", "basic")
 
 
 def main(argv: list[str] | None = None) -> int:

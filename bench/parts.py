@@ -262,6 +262,19 @@ def _attempt(fn) -> dict:
         return {"error": why}
 
 
+# -- HNSW settings: build time and recall -------------------------------------------------------------------------
+def run_hnsw(ctx: Context) -> None:
+    """Per ``m:ef_construction``: the vector index's build time and recall@10 against exact search (bench/dg/hnsw.py),
+    on the MuSiQue entities and on the 100k synthetic index's (generated if missing)."""
+    folder = env.BENCH / ".cache" / "synth" / "synth-100000-s0"
+    if not (folder / "DONE.json").is_file():
+        cmd = [sys.executable, "-m", "bench.synth", "--entities", "100000", "--out", str(folder)]
+        subprocess.run(cmd, check=True, cwd=env.ROOT, env=env.child_env())
+    ctx.fresh_database()
+    out = _dg("bench.dg.hnsw", ["--uri", ctx.db.uri, "--synth", str(folder)], "hnsw")
+    save("hnsw", out, ctx)
+
+
 # -- DRIFT / global cost (operation-dulce, fake model) -----------------------------------------------------
 def _llm_cost(ctx: Context, mode: str) -> None:
     reps = 1 if ctx.args.quick else 3

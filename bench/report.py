@@ -386,6 +386,11 @@ def write(raw: Path, target: Path) -> None:
         from bench import reliability
 
         parts += reliability.section(rel)
+    hn = _load(raw, "hnsw")
+    if hn:
+        from bench import report_bulk
+
+        parts += report_bulk.hnsw(hn)
     inc = _load(raw, "index_incremental")
     if inc:
         from bench import report_incremental

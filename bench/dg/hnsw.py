@@ -4,10 +4,11 @@ python -m bench.dg.hnsw --uri bolt://... --out X.json [--synth DIR] [--settings 
 
 For each data set the vectors are written once to nodes of a label of their own, without an index; then,
 per setting ``m:ef_construction``, the index is created and timed until ONLINE (the same HNSW inserts an
-import pays per vector), every query vector is searched for its top 10 through ``db.index.vector.queryNodes``
-(and the best 10 of 30 asked, as local search asks) and compared with the exact top 10 (numpy, cosine), and the index is dropped. Data sets: the MuSiQue
-entities with the dev questions as queries (real embeddings, the local model), and a synthetic index's
-entities with its query vectors (random unit vectors: the hard case for HNSW).
+import pays per vector). Every query vector is searched through ``db.index.vector.queryNodes`` for its best
+10 (of 10 asked, and of 30 asked as local search asks) and compared with the exact top 10 (numpy, cosine);
+then the index is dropped. Data sets: the MuSiQue entities with the dev questions as queries (real
+embeddings, the local model), and a synthetic index's entities with its query vectors (random unit
+vectors: the hard case for HNSW).
 """
 
 from __future__ import annotations
@@ -142,8 +143,15 @@ def main() -> None:
     rows = []
     for name, (vectors, queries) in sets.items():
         print(f"-- {name}: {len(vectors)} vectors, {len(queries)} queries", flush=True)
-        rows.append({"data": name, "vectors": len(vectors), "queries": len(queries), "k": K,
-                     "settings": _measure(driver, vectors, queries, settings)})
+        rows.append(
+            {
+                "data": name,
+                "vectors": len(vectors),
+                "queries": len(queries),
+                "k": K,
+                "settings": _measure(driver, vectors, queries, settings),
+            }
+        )
     eng.close()
     driver.close()
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,12 +32,12 @@ from driftgraph.config.services import (
     EmbeddingsConfig,
     ImportConfig,
     LauncherConfig,
-    VectorIndexConfig,
     LLMConfig,
     Neo4jConfig,
     PromptsConfig,
     ServeConfig,
     TokenizerConfig,
+    VectorIndexConfig,
 )
 from driftgraph.errors import ConfigError
 
@@ -56,7 +56,6 @@ __all__ = [
     "IndexConfig",
     "LLMConfig",
     "LauncherConfig",
-    "VectorIndexConfig",
     "LocalConfig",
     "ModelPrice",
     "Neo4jConfig",
@@ -67,6 +66,7 @@ __all__ = [
     "SourceCaps",
     "TokenizerConfig",
     "TraceConfig",
+    "VectorIndexConfig",
     "leaf_paths",
     "load_config",
     "parse_config",
