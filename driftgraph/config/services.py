@@ -27,9 +27,9 @@ class LauncherConfig(_Section):
 class VectorIndexConfig(_Section):
     """HNSW settings of the vector indexes, applied when an index is created (``import-graphrag --reset``).
 
-    Building the graph costs work per vector that grows with both: on this project's 2-core bench machine
-    the vector writes of a large import are mostly HNSW inserts (bench/results/raw/hnsw.json measures the
-    build time and the recall against exact search for each setting)."""
+    Higher values find more of the exact nearest neighbours and cost more per inserted vector; the vector
+    writes of a large import are mostly these inserts (README "Importing an existing GraphRAG index" has
+    the build time and recall of each setting, from ``python -m bench hnsw``)."""
 
     m: int = Field(16, ge=2, le=512, description="HNSW neighbours per node (Neo4j's default 16)")
     ef_construction: int = Field(100, ge=1, le=3200, description="HNSW candidates per insert (Neo4j's default 100)")

@@ -41,7 +41,8 @@ hold maps).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing
 from typing import Any
 
 from driftgraph.errors import IngestError, StoreError
@@ -82,7 +83,7 @@ def batched(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
         yield batch
 
 
-def prefetched(batches: Iterable[list[Row]], depth: int = 2) -> Iterator[list[Row]]:
+def prefetched(batches: Iterable[list[Row]], depth: int = 2) -> Generator[list[Row], None, None]:
     """``batches``, built ahead on a thread while the caller's transaction runs (rows, token counts and parquet
     reads overlap the server's work; tiktoken releases the GIL). An error building a batch is raised here,
     after the batches before it."""
@@ -132,17 +133,18 @@ def _write(
 ) -> int:
     """Each batch is one managed transaction; ``written`` comes back from the statement's RETURN."""
     written = 0
-    for batch in prefetched(batched(rows, batch_size)):
-        try:
-            result = store.run(f"ingest/{name}", rows=batch, **params)
-        except StoreError as err:
-            raise IngestError(
-                f"writing {name} failed after {written} rows were committed ({err}); "
-                "nothing of the failed batch was written; the import is idempotent, re-run it to complete"
-            ) from err
-        written += int(result[0]["written"]) if result else 0
-        if on_batch is not None:
-            on_batch(len(batch))
+    with closing(prefetched(batched(rows, batch_size))) as batches:  # a failed batch stops the reading thread
+        for batch in batches:
+            try:
+                result = store.run(f"ingest/{name}", rows=batch, **params)
+            except StoreError as err:
+                raise IngestError(
+                    f"writing {name} failed after {written} rows were committed ({err}); "
+                    "nothing of the failed batch was written; the import is idempotent, re-run it to complete"
+                ) from err
+            written += int(result[0]["written"]) if result else 0
+            if on_batch is not None:
+                on_batch(len(batch))
     return written
 
 
