@@ -1,5 +1,6 @@
 """The retrieval trace in Neo4j: one round trip, INCLUDED/DROPPED edges, read back, Browser Cypher, prune."""
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -47,11 +48,17 @@ def _recorder():
     return rec
 
 
-def test_write_read_and_browser_cypher(store):
+def test_write_read_and_browser_cypher(store, caplog):
     _seed(store)
     before = store.round_trips
+    caplog.set_level(logging.WARNING, logger="driftgraph.query.trace")
     rid = write_trace(store, _recorder(), TraceConfig(), query="what is alpha?", params={"k": 1}, cost={"llm_calls": 0})
     assert store.round_trips == before + 1
+    # the short stored trace is said, with how many items it lacks
+    assert [r.getMessage() for r in caplog.records] == [
+        f"retrieval {rid}: 1 of 5 trace items have no node in the graph and were not linked to it"
+    ]
+    caplog.clear()
     data = read_trace(store, rid)
     assert data["retrieval"]["mode"] == "local" and data["retrieval"]["params"] == {"k": 1}
     assert data["retrieval"]["trace"]["round_trips"] == 2
@@ -62,6 +69,7 @@ def test_write_read_and_browser_cypher(store):
     # idempotent: writing the same id again adds nothing
     write_trace(store, _recorder(), TraceConfig(), query="q", params={}, cost={}, retrieval_id=rid)
     assert len(read_trace(store, rid)["edges"]) == 4
+    assert caplog.records == []  # a repeat links nothing by design, and says nothing
     # the printed Browser query, run as pasted, returns the included subgraph
     text = browser_cypher(rid)
     assert "$id" not in text and rid in text

@@ -56,8 +56,9 @@ CALL (r, fresh) {
   WITH r WHERE fresh
   UNWIND $relationships AS row
   MATCH (s:DriftStep {id: row.step})
-  MATCH (x:__Entity__)-[:RELATED {id: row.id}]->(:__Entity__)
+  MATCH ()-[rel:RELATED {id: row.id}]->()
+  WITH s, row, startNode(rel) AS x
   CREATE (s)-[:INCLUDED {source: 'relationship', item_id: row.id, rank: row.rank, tokens: row.tokens}]->(x)
   RETURN count(*) AS relationship_rows
 }
-RETURN step_rows, edge_rows, chunk_rows + entity_rows + report_rows + claim_rows + relationship_rows AS item_rows
+RETURN step_rows, edge_rows, fresh AS linked, chunk_rows + entity_rows + report_rows + claim_rows + relationship_rows AS item_rows

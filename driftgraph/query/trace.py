@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 Source = Literal["report", "entity", "relationship", "chunk", "claim"]
 SOURCES: tuple[str, ...] = ("report", "entity", "relationship", "chunk", "claim")
 _WRITE_KEYS = {"chunk": "chunks", "entity": "entities", "report": "reports", "claim": "claims"}
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -219,8 +221,24 @@ def write_trace(
     for key, found in rows.items():
         unique = {(row["status"], row["source"], str(row["id"])): row for row in found}
         rows[key] = [unique[k] for k in sorted(unique, key=lambda k: (k[2], k[0], k[1]))]
-    store.run("trace/write", retrieval=props, **rows)
+    written = store.run("trace/write", retrieval=props, **rows)
+    warn_unlinked(rid, sum(len(found) for found in rows.values()), written)
     return rid
+
+
+def warn_unlinked(retrieval_id: str, sent: int, written: list[dict[str, Any]]) -> None:
+    """Say so when a first write linked fewer items than it was given (an item whose node is not in the graph):
+    the answer stands, but its stored trace is short, and the user reading it in Neo4j should know."""
+    if not written or not written[0]["linked"]:
+        return  # a repeated write of the same retrieval links nothing, by design
+    missing = sent - int(written[0]["item_rows"])
+    if missing > 0:
+        log.warning(
+            "retrieval %s: %d of %d trace items have no node in the graph and were not linked to it",
+            retrieval_id,
+            missing,
+            sent,
+        )
 
 
 def _row(source: str, item: TraceItem) -> dict[str, Any]:

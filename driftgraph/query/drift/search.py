@@ -20,7 +20,7 @@ from driftgraph.query.drift.reduce import tree_text
 from driftgraph.query.requests import DriftQuery
 from driftgraph.query.result import Cost, DriftResult
 from driftgraph.query.standalone import standalone
-from driftgraph.query.trace import Trace, TraceItem, write_trace
+from driftgraph.query.trace import Trace, TraceItem, warn_unlinked, write_trace
 
 if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
@@ -118,8 +118,13 @@ def _recorder(run: DriftRun, seconds: float) -> Trace:
             seen.add(key)
             rec.add_item(
                 TraceItem(
-                    row["source"], row["id"], int(row.get("tokens") or 0), "included", rank=row.get("rank"),
-                    hop=step.id, rerank_score=row.get("rerank_score"),
+                    row["source"],
+                    row["id"],
+                    int(row.get("tokens") or 0),
+                    "included",
+                    rank=row.get("rank"),
+                    hop=step.id,
+                    rerank_score=row.get("rerank_score"),
                 )
             )
     rec.timings["total"] = seconds
@@ -169,6 +174,5 @@ def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
     for key, found in items.items():  # one row per (step, id), the last winning (edges are CREATEd: query/trace.py)
         unique = {(str(row["id"]), str(row["step"])): row for row in found}
         items[key] = [unique[k] for k in sorted(unique)]
-    rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
-
-
+    written = rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
+    warn_unlinked(retrieval_id, sum(len(found) for found in items.values()), written)
