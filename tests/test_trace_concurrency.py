@@ -138,3 +138,37 @@ def test_store_runs_a_transaction_lost_to_a_deadlock_again_then_gives_up(neo4j_c
         with pytest.raises(ValueError):
             store._retry_transient(lambda: (calls.append(1), int("x")))
         assert len(calls) == 1, "a non-transient failure is not retried"
+
+
+def test_expansion_read_while_traces_are_written_sees_every_relationship(neo4j_cfg) -> None:
+    """What serve does under load: one request's local expansion walks entities that other requests' traces
+    are adding INCLUDED/DROPPED edges to (each entity passes Neo4j's 50-relationship dense threshold meanwhile).
+    On Neo4j 5.26.0 such a walk came back short, silently (neo4j/neo4j#13741): this test failed 4 runs in 18
+    there, and passed 18 in 18 on 5.26.31, the launcher's version, which aborts a read that raced a write as
+    transient (the driver runs it again)."""
+    from driftgraph.config import LocalConfig
+    from driftgraph.query.local.expand import expansion_params, run_expansion
+
+    with Store(neo4j_cfg.neo4j) as store:
+        _seed(store)
+        ids = [f"e{i:02d}" for i in range(N)]
+        params = expansion_params(LocalConfig(relationships_per_entity=10), [0.0] * 8, ids, [], [], [], [], [])
+        done = False
+
+        def write(writer: int) -> None:
+            for k in range(TRACES_EACH):
+                write_trace(store, _recorder(writer), TraceConfig(), query=f"q{writer}.{k}", params={}, cost={})
+
+        def read() -> list[int]:
+            seen = []
+            while not done:
+                seen.append(len(run_expansion(store, params)[0]["relationships"]))
+            return seen
+
+        with ThreadPoolExecutor(WRITERS + 4) as pool:
+            readers = [pool.submit(read) for _ in range(4)]
+            list(pool.map(write, range(WRITERS)))
+            done = True
+            counts = [n for r in readers for n in r.result()]
+        assert counts, "no read ran while the traces were written"
+        assert set(counts) == {2 * N}, f"{sum(c != 2 * N for c in counts)} of {len(counts)} reads came back short"
