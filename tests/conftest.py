@@ -12,7 +12,8 @@ from driftgraph.config import Config, parse_config
 from tests.support.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# the shared data sets beside the checkout, or where DRIFTGRAPH_SHARED_DATA says (as bench/data.py reads it)
+SHARED_DATA = Path(os.environ.get("DRIFTGRAPH_SHARED_DATA") or ROOT.parent / "shared" / "data")
 NEO4J_FIXTURES = {"neo4j_config", "neo4j_cfg", "store", "dulce"}
 
 

@@ -16,7 +16,7 @@ from driftgraph.errors import QuestionError
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "driftgraph"
-STORE_CALLS = {"read", "run", "run_auto", "run_script", "write_batches", "load", "statements", "q"}
+STORE_CALLS = {"read", "run", "run_auto", "run_script", "load", "statements", "q"}
 
 
 def _modules(base: Path) -> dict[str, ast.Module]:
@@ -143,7 +143,7 @@ def _call_sites() -> list[tuple[str, str, str, set[str] | None]]:
                 if not re.fullmatch(r"[a-z_]+/[a-z0-9_]+", first.value):
                     continue
                 keys: set[str] | None = {k.arg for k in node.keywords if k.arg is not None}
-                if any(k.arg is None for k in node.keywords) or len(node.args) > 1 and method != "write_batches":
+                if any(k.arg is None for k in node.keywords) or len(node.args) > 1:
                     keys = None
                 out.append((path, method, first.value, keys))
     return out
@@ -165,7 +165,7 @@ def test_every_cypher_file_is_used_and_every_parameter_passed():
     for path, method, name, keys in sites:
         if keys is None or method in ("load", "statements"):
             continue
-        given = keys | ({"rows"} if method == "write_batches" else set())
+        given = keys
         wanted = cypher_params(name)
         assert wanted <= given, f"{path}: {name} needs ${sorted(wanted - given)}"
         assert given <= wanted, f"{path}: {name} does not take {sorted(given - wanted)}"

@@ -177,3 +177,22 @@ def test_neo4j_down_is_503_and_not_ready(tmp_path: Path, fake: FakeOpenAI) -> No
     assert ready.status_code == 503 and ready.json()["error"]["type"] == "not_ready"
     assert listed.status_code == 503
     assert json.dumps(res.json()).count("Traceback") == 0
+
+
+def test_a_config_with_another_embedder_is_not_ready_and_says_which(
+    dulce: dict, tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """The database was imported with the offline MiniLM embedder; a server configured for an OpenAI one would
+    compare 1536-d question vectors with 384-d ones: /readyz says so, naming both, before any question."""
+    write_config(tmp_path, embeddings={"provider": "openai", "model": "text-embedding-3-small"})
+    srv = Server(tmp_path, serve_env(dulce, fake)).wait_ready()
+    try:
+        ready = httpx.get(f"{srv.url}/readyz", timeout=120)
+        health = httpx.get(f"{srv.url}/healthz", timeout=30)
+    finally:
+        srv.stop()
+    assert health.status_code == 200  # the process is up; it is the database that does not fit
+    assert ready.status_code == 503, ready.text
+    error = ready.json()["error"]
+    assert error["type"] == "not_ready"
+    assert "'text-embedding-3-small' (1536-d)" in error["message"] and "(384-d)" in error["message"]

@@ -1,9 +1,10 @@
-"""What personalized PageRank costs per question: local.ranking ppr against score (the bridge), same run.
+"""What personalized PageRank costs per question: local.ranking ppr, with and without its neighbourhood fetch
+(``ppr.fetch``), against score (the bridge), same run.
 
 python -m bench.dg.ppr_cost --uri bolt://... --out bench/results/raw/ppr_cost.json [--reps 3] [--budget 8000]
 
-Both rankings assemble every MuSiQue dev question's context (vector handed in, no trace write), alternating
-question by question so load drifts hit both alike; per ranking the retrieval + assembly seconds, the part
+Every variant assembles every MuSiQue dev question's context (vector handed in, no trace write), alternating
+question by question so load drifts hit them alike; per variant the retrieval + assembly seconds, the part
 spent in the expansion and what follows it (``expand_s``: the PPR fetch and walk, or the bridge), and the
 round trips. The raw file records the machine, its load and the command; compare the ratio, not the ms.
 """
@@ -18,7 +19,12 @@ from pathlib import Path
 from bench import data, machine, metrics
 from bench.dg import common
 
-RANKINGS = ("score", "ppr")
+VARIANTS: dict[str, dict] = {
+    "score": {"ranking": "score"},
+    "ppr": {"ranking": "ppr"},
+    "ppr_no_fetch": {"ranking": "ppr", "ppr": {"fetch": False}},
+}
+RANKINGS = tuple(VARIANTS)
 
 
 def main() -> None:
@@ -31,7 +37,7 @@ def main() -> None:
 
     from driftgraph.query.local.search import build_local_context
 
-    engines = {r: common.engine(a.uri, extra={"local": {"ranking": r}}) for r in RANKINGS}
+    engines = {r: common.engine(a.uri, extra={"local": local}) for r, local in VARIANTS.items()}
     qs = data.questions()
     qvec = dict(zip([q.id for q in qs], engines["score"].embed([q.question for q in qs]), strict=True))
     keys = ("total_ms", "expand_ms", "round_trips")
@@ -59,11 +65,12 @@ def main() -> None:
         "questions": len(qs),
         "p50": p50,
         "ratio_total_p50": p50["ppr"]["total_ms"] / p50["score"]["total_ms"],
+        "ratio_total_p50_no_fetch": p50["ppr_no_fetch"]["total_ms"] / p50["score"]["total_ms"],
         "runs": runs,
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
-    print(json.dumps({"p50": p50, "ratio_total_p50": out["ratio_total_p50"]}, indent=1))
+    print(json.dumps({k: out[k] for k in ("p50", "ratio_total_p50", "ratio_total_p50_no_fetch")}, indent=1))
 
 
 if __name__ == "__main__":

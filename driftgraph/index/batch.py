@@ -25,6 +25,7 @@ from driftgraph.index.extract import extract_all
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.partition import Previous
+from driftgraph.index.progress import Bars
 from driftgraph.index.reports import generate_reports
 from driftgraph.index.write import stored_report
 from driftgraph.llm.batches import run_round
@@ -122,7 +123,7 @@ def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress
     cache = CallCache(icfg.cache_dir)
     chat = BatchChat(cfg, cache)
     rounds: list[dict[str, Any]] = []
-    bars = _Bars(progress)
+    bars = Bars(progress, label_width=20)
 
     def settle(stage: str, run_stage: Any) -> Any:
         for _ in range(MAX_ROUNDS_PER_STAGE):
@@ -181,36 +182,3 @@ def _existing_reports(rt: Runtime, ids: set[str]) -> dict[str, Any]:
         return {}
     kept = ids & state["communities"]
     return {r["id"]: stored_report(r) for r in stored_reports(rt.store, kept)}
-
-
-class _Bars:
-    """One rich progress bar per batch round on stderr (requests answered / total); silent when disabled."""
-
-    def __init__(self, enabled: bool) -> None:
-        self._bar: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("{task.description:<20}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-
-    def __enter__(self) -> _Bars:
-        if self._bar is not None:
-            self._bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-    def tracker(self, label: str, total: int) -> Any:
-        if self._bar is None:
-            return None
-        tid = self._bar.add_task(label, total=total)
-        return lambda done, of: self._bar.update(tid, completed=done, total=of)

@@ -21,6 +21,7 @@ from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import extract_all
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
+from driftgraph.index.progress import Bars
 from driftgraph.index.reports import generate_reports
 from driftgraph.index.write import previous_partition, stored_report, sync_communities, sync_graph
 from driftgraph.llm.cache import CallCache
@@ -38,45 +39,6 @@ if TYPE_CHECKING:
     from driftgraph.store.db import Store
 
 EXTRACT_PHASES = ("extract", "extract_gleaning", "extract_claims")
-
-
-class _Progress:
-    """Rich progress bars on stderr, one per stage; a no-op when disabled."""
-
-    def __init__(self, enabled: bool) -> None:
-        self._bar: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("{task.description:<12}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-
-    def __enter__(self) -> _Progress:
-        if self._bar is not None:
-            self._bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-    def task(self, name: str, total: int | None) -> Callable[[], None]:
-        """A bar for one stage (``total=None``: not known in advance); returns its advance function."""
-        if self._bar is None:
-            return lambda: None
-        tid = self._bar.add_task(name, total=total)
-        return lambda: self._bar.advance(tid)
-
-    def done(self, name: str, total: int = 1) -> None:
-        step = self.task(name, total)
-        for _ in range(total):
-            step()
 
 
 def run_index(
@@ -104,7 +66,7 @@ def run_index(
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
     summary: dict[str, Any] = {"input": str(path)}
-    with _Progress(progress) as bars:
+    with Bars(progress) as bars:
         with stage("load"):
             loaded = load_documents(path, icfg)
             docs = loaded.documents
@@ -214,7 +176,7 @@ def run_index(
     return summary
 
 
-def _embed(store: Store, embedder: Embedder, page_size: int, bars: _Progress) -> dict[str, int]:
+def _embed(store: Store, embedder: Embedder, page_size: int, bars: Bars) -> dict[str, int]:
     """Embed every entity, chunk and report without a vector (new or changed text)."""
     pending = ingest.pending_embedding_counts(store)
     done: dict[str, int] = {}

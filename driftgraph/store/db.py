@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -155,16 +155,6 @@ class Store:
             for text in cypher.statements(name):
                 session.run(text, params).consume()
 
-    def write_batches(self, name: str, rows: Iterable[dict[str, Any]], batch_size: int, **params: Any) -> int:
-        """``UNWIND $rows`` writes, one transaction per batch; returns rows written."""
-        text = cypher.load(name)
-        written = 0
-        with self._session() as session:
-            for batch in _batched(rows, batch_size):
-                session.execute_write(lambda tx, b=batch: tx.run(text, {**params, "rows": b}).consume())
-                written += len(batch)
-        return written
-
 
 def transient(err: BaseException) -> bool:
     """A failure worth running the transaction again for: a retryable Neo4j error (``TransientError``:
@@ -179,14 +169,3 @@ def transient(err: BaseException) -> bool:
             return True
         cur = cur.__cause__ or cur.__context__
     return False
-
-
-def _batched(rows: Iterable[dict[str, Any]], size: int) -> Iterator[Sequence[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -195,8 +195,16 @@ def _reports(out: Ranked, x: dict[str, Any], summaries: bool) -> None:
         c = _make("report", i, r["id"], score(r), r, f"level {r.get('level')}")
         if summaries and r.get("summary") and r.get("summary") != r.get("full_content"):
             # the shorter form the fill may use when the full report does not fit what is left
-            c.short = Candidate("report", r["id"], 0, c.score, rank=i, hop=c.hop, form="summary",
-                                payload={**r, "row": render.row("report", i, {**r, "full_content": r["summary"]})})
+            c.short = Candidate(
+                "report",
+                r["id"],
+                0,
+                c.score,
+                rank=i,
+                hop=c.hop,
+                form="summary",
+                payload={**r, "row": render.row("report", i, {**r, "full_content": r["summary"]})},
+            )
         kept.append(c)
     out.candidates["report"] = kept
 
@@ -225,4 +233,3 @@ def rrf_chunks(lists: list[list[Candidate]], k: int) -> list[Candidate]:
         c.payload = {**(c.payload or {}), "fused": ranks[cid]}
         out.append(c)
     return out
-

@@ -27,6 +27,7 @@ class HistorySettings(Protocol):
     history_turns: int
     history_budget: int
 
+
 _REFERENCE = re.compile(
     r"\b(he|she|it|its|they|them|their|theirs|his|her|hers|him|this|that|these|those|there|then|former|latter|"
     r"same|above|aforementioned|previous|second one|first one|last one|the other)\b",

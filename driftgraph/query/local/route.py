@@ -76,8 +76,13 @@ def caps_for(shape: str, settings: LocalConfig) -> dict[str, float]:
     if shape == "fact":
         return {}
     c = settings.relational_caps if shape == "relational" else settings.thematic_caps
-    shares = {"report": c.report, "entity": c.entity, "relationship": c.relationship, "chunk": c.chunk,
-              "claim": c.claim}
+    shares = {
+        "report": c.report,
+        "entity": c.entity,
+        "relationship": c.relationship,
+        "chunk": c.chunk,
+        "claim": c.claim,
+    }
     return {k: v for k, v in shares.items() if v < 1.0}
 
 
