@@ -119,7 +119,7 @@ def _context(cfg: Any, **ppr: Any) -> Any:
 
 
 def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) -> None:
-    ctx = _context(chain)
+    ctx = _context(chain, fetch=True)
     items = {i.id: i for i in ctx.recorder.items if i.source == "chunk"}
     assert ctx.recorder.round_trips == 3  # entry, expansion, the neighbourhood
     assert items["t1"].status == "included" and "Bob built engines." in ctx.text
@@ -127,7 +127,7 @@ def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) 
     assert items["t1"].depth is not None and items["t1"].depth > items["t3"].depth
     assert ctx.recorder.extra["ppr"]["nodes"] >= 3 and ctx.recorder.extra["ppr"]["edges"] >= 2
     # without the fetch the walk runs on what the expansion found: two round trips, no third hop
-    bare = _context(chain, fetch=False)
+    bare = _context(chain)  # ppr.fetch is off by default
     assert bare.recorder.round_trips == 2 and "t1" not in {i.id for i in bare.recorder.items}
 
 

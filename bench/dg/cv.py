@@ -22,11 +22,11 @@ BUDGETS = (2000, 4000, 8000, 12000)
 # configuration is 200 assemblies); wider frontiers, bridge_max_df 200/1000 and max_hops 4 measured the same as
 # the bridge's defaults, and ppr.frontier 40 the same as 20.
 GRID: dict[str, dict] = {
-    "defaults (ppr, weight 1)": {},
+    "defaults (ppr, weight 1, no fetch)": {},
     "score ranking + bridge (3 hops)": {"ranking": "score"},
     "ppr weight 0.5": {"ppr": {"weight": 0.5}},
     "ppr weight 3": {"ppr": {"weight": 3.0}},
-    "ppr without the fetch (2 trips)": {"ppr": {"fetch": False}},
+    "ppr with the fetch (3 trips)": {"ppr": {"fetch": True}},
 }
 
 
