@@ -21,7 +21,7 @@ from bench.dg import common
 
 VARIANTS: dict[str, dict] = {
     "score": {"ranking": "score"},
-    "ppr": {"ranking": "ppr"},
+    "ppr": {"ranking": "ppr", "ppr": {"fetch": True}},
     "ppr_no_fetch": {"ranking": "ppr", "ppr": {"fetch": False}},
 }
 RANKINGS = tuple(VARIANTS)
