@@ -44,7 +44,7 @@ class PprConfig(_Section):
     """Personalized PageRank ranking of local search's chunks (``local.ranking: ppr``, query/local/ppr.py)."""
 
     fetch: bool = Field(
-        False, description="one more round trip: the candidates' mentions and one hop further (3.7x the time)"
+        False, description="one more round trip: the candidates' mentions and one hop further (~4x the retrieval time)"
     )
     frontier: int = Field(20, ge=0, le=500, description="best chunks whose entities' other chunks are fetched")
     chunks_per_entity: int = Field(3, ge=1, le=100, description="new chunks per frontier entity (most similar)")
