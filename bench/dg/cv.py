@@ -51,8 +51,9 @@ def main() -> None:
         for b in BUDGETS:
             recall[str(b)] = [
                 metrics.evidence_recall(
-                    build_local_context(eng.runtime.for_run(), q.question, eng.config.local, budget=b,
-                                        query_vector=qvec[q.id]).text,
+                    build_local_context(
+                        eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
+                    ).text,
                     [units.get(g, "") for g in q.gold],
                 )
                 for q in qs
@@ -69,8 +70,13 @@ def main() -> None:
             for i in fold:
                 vals[i] = per_config[f["chosen"]]["recall"][str(b)][i]
         held[str(b)] = metrics.mean(vals)
-    out = {"budgets": list(BUDGETS), "hops": [q.hops for q in qs], "configs": per_config, "cv": cv,
-           "held_out_by_budget": held}
+    out = {
+        "budgets": list(BUDGETS),
+        "hops": [q.hops for q in qs],
+        "configs": per_config,
+        "cv": cv,
+        "held_out_by_budget": held,
+    }
     base.close()
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))

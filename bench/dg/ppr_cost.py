@@ -43,13 +43,15 @@ def main() -> None:
     keys = ("total_ms", "expand_ms", "round_trips")
     runs: dict[str, dict[str, list[float]]] = {r: {k: [] for k in keys} for r in RANKINGS}
     for eng in engines.values():  # warm-up: driver, pools, plan cache
-        build_local_context(eng.runtime.for_run(), qs[0].question, eng.config.local, budget=a.budget,
-                            query_vector=qvec[qs[0].id])
+        build_local_context(
+            eng.runtime.for_run(), qs[0].question, eng.config.local, budget=a.budget, query_vector=qvec[qs[0].id]
+        )
     for _ in range(a.reps):
         for q in qs:
             for r, eng in engines.items():
-                ctx = build_local_context(eng.runtime.for_run(), q.question, eng.config.local, budget=a.budget,
-                                          query_vector=qvec[q.id])
+                ctx = build_local_context(
+                    eng.runtime.for_run(), q.question, eng.config.local, budget=a.budget, query_vector=qvec[q.id]
+                )
                 t = ctx.recorder.timings
                 runs[r]["total_ms"].append(1000 * t["retrieval_assembly_s"])
                 runs[r]["expand_ms"].append(1000 * t["expand_s"])
