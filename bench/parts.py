@@ -214,10 +214,7 @@ def run_scale(ctx: Context) -> None:
     for n in ctx.args.scale:
         log(f"-- {n:,} entities")
         t0 = time.perf_counter()
-        folder = env.BENCH / ".cache" / "synth" / f"synth-{n}-s0"
-        if not (folder / "DONE.json").is_file():  # a child process, so this one stays small
-            cmd = [sys.executable, "-m", "bench.synth", "--entities", str(n), "--out", str(folder)]
-            subprocess.run(cmd, check=True, cwd=env.ROOT, env=env.child_env())
+        folder = synth_folder(n)
         row: dict[str, Any] = {
             "entities": n,
             "measured": machine.describe()["date"],
@@ -262,14 +259,21 @@ def _attempt(fn) -> dict:
         return {"error": why}
 
 
+def synth_folder(entities: int) -> Path:
+    """The seeded synthetic index of this size (seed 0), generated once into the bench cache; in a child process,
+    so this one stays small."""
+    folder = env.BENCH / ".cache" / "synth" / f"synth-{entities}-s0"
+    if not (folder / "DONE.json").is_file():
+        cmd = [sys.executable, "-m", "bench.synth", "--entities", str(entities), "--out", str(folder)]
+        subprocess.run(cmd, check=True, cwd=env.ROOT, env=env.child_env())
+    return folder
+
+
 # -- HNSW settings: build time and recall -------------------------------------------------------------------------
 def run_hnsw(ctx: Context) -> None:
     """Per ``m:ef_construction``: the vector index's build time and recall@10 against exact search (bench/dg/hnsw.py),
     on the MuSiQue entities and on the 100k synthetic index's (generated if missing)."""
-    folder = env.BENCH / ".cache" / "synth" / "synth-100000-s0"
-    if not (folder / "DONE.json").is_file():
-        cmd = [sys.executable, "-m", "bench.synth", "--entities", "100000", "--out", str(folder)]
-        subprocess.run(cmd, check=True, cwd=env.ROOT, env=env.child_env())
+    folder = synth_folder(100_000)
     ctx.fresh_database()
     out = _dg("bench.dg.hnsw", ["--uri", ctx.db.uri, "--synth", str(folder)], "hnsw")
     save("hnsw", out, ctx)

@@ -222,15 +222,17 @@ def write_trace(
         unique = {(row["status"], row["source"], str(row["id"])): row for row in found}
         rows[key] = [unique[k] for k in sorted(unique, key=lambda k: (k[2], k[0], k[1]))]
     written = store.run("trace/write", retrieval=props, **rows)
-    warn_unlinked(rid, sum(len(found) for found in rows.values()), written)
+    warn_unlinked(rid, rows, written)
     return rid
 
 
-def warn_unlinked(retrieval_id: str, sent: int, written: list[dict[str, Any]]) -> None:
-    """Say so when a first write linked fewer items than it was given (an item whose node is not in the graph):
-    the answer stands, but its stored trace is short, and the user reading it in Neo4j should know."""
+def warn_unlinked(retrieval_id: str, rows: dict[str, list[dict[str, Any]]], written: list[dict[str, Any]]) -> None:
+    """Say so when a first write linked fewer of ``rows`` (the item rows sent, per label) than it was given (an
+    item whose node is not in the graph): the answer stands, but its stored trace is short, and the user
+    reading it in Neo4j should know."""
     if not written or not written[0]["linked"]:
         return  # a repeated write of the same retrieval links nothing, by design
+    sent = sum(len(found) for found in rows.values())
     missing = sent - int(written[0]["item_rows"])
     if missing > 0:
         log.warning(

@@ -175,4 +175,4 @@ def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
         unique = {(str(row["id"]), str(row["step"])): row for row in found}
         items[key] = [unique[k] for k in sorted(unique)]
     written = rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
-    warn_unlinked(retrieval_id, sum(len(found) for found in items.values()), written)
+    warn_unlinked(retrieval_id, items, written)
