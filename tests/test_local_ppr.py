@@ -131,6 +131,23 @@ def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) 
     assert bare.recorder.round_trips == 2 and "t1" not in {i.id for i in bare.recorder.items}
 
 
+def test_an_entry_entitys_best_chunk_seeds_the_second_hop(chain) -> None:
+    from driftgraph.query.local.expand import expansion_params, run_expansion
+    from driftgraph.store.db import Store
+
+    def links(entity_seeds: int) -> list[tuple[str, str, str]]:
+        settings = LocalConfig(entity_chunks=1, entity_seed_chunks=entity_seeds)
+        params = expansion_params(settings, [0.1] * 384, ["e3"], [], [], [], [], [])  # CY: only in t3
+        with Store(chain.neo4j) as store:
+            x, trips = run_expansion(store, params)
+        assert trips == 1 and [(k["chunk"], k["pos"]) for k in x["entity_links"]] == [("t3", 0)]
+        return sorted((k["chunk"], k["title"], k["via"]) for k in x["seed_links"])
+
+    # no chunk hit seeds the hop here: CY's one chunk (t3) does, through ADA (in t2 and t3) to t2
+    assert links(1) == [("t2", "ADA", "t3")]
+    assert links(0) == []  # entity_seed_chunks 0: only chunk hits seed it, as before
+
+
 # -- the reranker in basic search and DRIFT's steps (operation-dulce, fake /rerank) ------------------------------
 BASIC_Q = "What is the role of the Paranormal Military Squad at Dulce base?"
 

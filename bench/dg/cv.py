@@ -27,6 +27,7 @@ GRID: dict[str, dict] = {
     "ppr weight 0.5": {"ppr": {"weight": 0.5}},
     "ppr weight 3": {"ppr": {"weight": 3.0}},
     "ppr with the fetch (3 trips)": {"ppr": {"fetch": True}},
+    "only chunk hits seed the second hop": {"entity_seed_chunks": 0},
 }
 
 

@@ -3,14 +3,17 @@
 //   $vector           the query embedding
 //   $entity_ids       kept entry entities, best first
 //   $report_ids       community report vector hits
-//   $seed_ids         top chunk hits whose rare entities seed the second hop
+//   $seed_ids         top chunk hits whose rare entities seed the second hop (with $entity_seeds)
 //   $chunk_ids        chunk vector hits
 //   $exclude_ids      entities never hopped through nor related to (also $exclude_titles, lower-case)
 //   $max_df           entities mentioned in more chunks are too common to hop through
 //   $per_entity       chunks fetched per entry entity (most query-similar first)
 //   $rels_per_entity  relationships per entry entity (in-network first)
 //   $max_level        highest community level whose reports the entities bring in
-// Similarities are cosines in [-1, 1]. Lists come back unordered; the caller ranks them.
+//   $entity_seeds     each entry entity's best (most query-similar) chunks that also seed the second hop
+// Similarities are cosines in [-1, 1]. Lists come back unordered; the caller ranks them. An entity link's
+// `pos` is the chunk's place (0 = most query-similar) among the chunks fetched for that entity; a seed
+// link's `via` is the seed chunk (a chunk hit, or an entry entity's chunk) that shares the rare entity.
 CALL () {
   UNWIND range(0, size($entity_ids) - 1) AS i
   MATCH (e:__Entity__ {id: $entity_ids[i]})
@@ -56,16 +59,6 @@ CALL () {
                      entity_id: entity_id}) AS claims
 }
 CALL () {
-  UNWIND $seed_ids AS sid
-  MATCH (s:Chunk {id: sid})-[:HAS_ENTITY]->(e:__Entity__)
-  WHERE NOT e.id IN $exclude_ids AND NOT toLower(e.title) IN $exclude_titles
-  WITH s, e, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
-  WHERE df >= 2 AND df <= $max_df
-  MATCH (e)<-[:HAS_ENTITY]-(c:Chunk)
-  WHERE c <> s
-  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: s.id}) AS seed_links
-}
-CALL () {
   UNWIND $entity_ids AS eid
   MATCH (e:__Entity__ {id: eid})
   WITH e, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
@@ -74,9 +67,21 @@ CALL () {
     WITH c, vector.similarity.cosine(c.embedding, $vector) AS sim
     ORDER BY sim DESC, c.id
     LIMIT $per_entity
-    RETURN c
+    RETURN collect(c.id) AS cids
   }
-  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: null}) AS entity_links
+  UNWIND range(0, size(cids) - 1) AS k
+  RETURN collect({chunk: cids[k], entity: e.id, title: e.title, df: df, via: null, pos: k}) AS entity_links
+}
+CALL (entity_links) {
+  UNWIND $seed_ids + [l IN entity_links WHERE l.pos < $entity_seeds | l.chunk] AS seed
+  WITH DISTINCT seed AS sid
+  MATCH (s:Chunk {id: sid})-[:HAS_ENTITY]->(e:__Entity__)
+  WHERE NOT e.id IN $exclude_ids AND NOT toLower(e.title) IN $exclude_titles
+  WITH s, e, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
+  WHERE df >= 2 AND df <= $max_df
+  MATCH (e)<-[:HAS_ENTITY]-(c:Chunk)
+  WHERE c <> s
+  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: s.id}) AS seed_links
 }
 CALL (seed_links, entity_links) {
   UNWIND $chunk_ids + [l IN seed_links | l.chunk] + [l IN entity_links | l.chunk] AS cid

@@ -84,6 +84,9 @@ class LocalConfig(_Section):
     report_top_k: int = Field(5, ge=0, le=1000, description="community report vector hits taken as candidates")
     # second hop: chunks sharing rare entities with the best chunk hits or mentioning entry entities
     seed_chunks: int = Field(4, ge=0, le=50, description="top chunk hits whose rare entities seed the second hop")
+    entity_seed_chunks: int = Field(
+        1, ge=0, le=10, description="best chunks of each entry entity that also seed the second hop"
+    )
     seed_hop_weight: float = Field(0.5, ge=0, description="weight of shared-rare-entity support from seed chunks")
     entity_hop_weight: float = Field(0.2, ge=0, description="weight of support from entry entities a chunk names")
     hop_max_chunks_per_entity: int = Field(25, ge=2, description="entities in more chunks are too common to hop")

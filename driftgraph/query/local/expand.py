@@ -2,7 +2,8 @@
 
 For the kept entry entities it returns their rows, relationships (in-network first, ``relationships_per_entity``
 each), the reports of their communities up to ``max_community_level``, their claims, and the chunks that
-mention them; for the seed chunks, the other chunks that share a rare entity with them (the second hop). Each
+mention them; for the seed chunks (the best chunk hits, and each entry entity's ``entity_seed_chunks`` most
+query-similar chunks), the other chunks that share a rare entity with them (the second hop). Each
 candidate carries ``n_tokens`` and its ranking signals; similarities are computed in Cypher from the stored
 embeddings. The JVM client runs the same file with the same parameters.
 """
@@ -39,6 +40,7 @@ def expansion_params(
         "per_entity": settings.entity_chunks,
         "rels_per_entity": settings.relationships_per_entity,
         "max_level": settings.max_community_level,
+        "entity_seeds": settings.entity_seed_chunks,
     }
 
 

@@ -5,7 +5,9 @@ entity_support``. Seed support: the chunk shares a rare entity with one of the t
 (``idf(entity) / idf_max * similarity(seed)``, the strongest link counts); entity support: the chunk mentions
 a kept entry entity (``idf / idf_max * similarity(entity)``). So a vector hit stays where similarity puts it
 unless the graph supports it, and a chunk similarity missed (the second hop of a multi-hop question) enters
-when it shares a rare name with the best evidence. ``hop`` records how each chunk came in.
+when it shares a rare name with the best evidence. ``hop`` records how each chunk came in. An entry
+entity's best chunks seed the second hop too (``entity_seed_chunks``); their links carry no seed support
+(they have no chunk-hit similarity) and count through the PPR walk, which the links join as edges.
 Entities keep their entry order; relationships: in-network first, then by the anchor entity's rank and
 weight; reports: query similarity plus matched-entity count (each with its summary as a shorter form, which the
 fill uses when the full report does not fit); claims: by their entity's rank.

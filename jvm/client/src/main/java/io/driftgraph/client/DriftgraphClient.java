@@ -41,7 +41,7 @@ public final class DriftgraphClient implements AutoCloseable {
             STEPS, Set.of("id"),
             ENTRY, Set.of("vector", "entity_k", "fulltext", "fulltext_k", "chunk_k", "report_k"),
             EXPAND, Set.of("vector", "entity_ids", "seed_ids", "chunk_ids", "report_ids", "exclude_ids",
-                    "exclude_titles", "max_df", "per_entity", "rels_per_entity", "max_level"));
+                    "exclude_titles", "max_df", "per_entity", "rels_per_entity", "max_level", "entity_seeds"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 

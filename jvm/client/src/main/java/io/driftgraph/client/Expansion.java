@@ -53,7 +53,8 @@ public record Expansion(List<Candidate> candidates) {
 
     /**
      * The expansion's knobs; the defaults equal the {@code local.*} defaults of driftgraph's configuration
-     * ({@code hop_max_chunks_per_entity}, {@code relationships_per_entity}, {@code max_community_level}).
+     * ({@code hop_max_chunks_per_entity}, {@code relationships_per_entity}, {@code max_community_level},
+     * {@code entity_seed_chunks}).
      *
      * @param seedIds chunk ids whose rare entities seed the second hop (the top chunk vector hits)
      * @param chunkIds chunk vector hits that are candidates in their own right
@@ -64,32 +65,39 @@ public record Expansion(List<Candidate> candidates) {
      * @param perEntity chunks taken per entry entity (most similar to the query first)
      * @param relsPerEntity relationships per entry entity (in-network first)
      * @param maxLevel reports of communities up to this level
+     * @param entitySeeds each entry entity's best chunks that also seed the second hop
      */
     public record Options(List<String> seedIds, List<String> chunkIds, List<String> reportIds,
             List<String> excludeIds, List<String> excludeTitles, int maxDf, int perEntity, int relsPerEntity,
-            int maxLevel) {
+            int maxLevel, int entitySeeds) {
         /** No seeds, hits or exclusions; limits as driftgraph's {@code local.*} defaults. */
         public static Options defaults() {
-            return new Options(List.of(), List.of(), List.of(), List.of(), List.of(), 25, 25, 10, 2);
+            return new Options(List.of(), List.of(), List.of(), List.of(), List.of(), 25, 25, 10, 2, 1);
         }
 
         /** Entry hits: seed chunks for the second hop, chunk and report vector hits. */
         public Options withHits(List<String> seedIds, List<String> chunkIds, List<String> reportIds) {
             return new Options(List.copyOf(seedIds), List.copyOf(chunkIds), List.copyOf(reportIds), excludeIds,
-                    excludeTitles, maxDf, perEntity, relsPerEntity, maxLevel);
+                    excludeTitles, maxDf, perEntity, relsPerEntity, maxLevel, entitySeeds);
         }
 
         /** Entities never hopped through nor related to, by id and by title. */
         public Options withExcluded(List<String> ids, List<String> titles) {
             return new Options(seedIds, chunkIds, reportIds, List.copyOf(ids),
                     titles.stream().map(t -> t.toLowerCase(Locale.ROOT)).toList(), maxDf, perEntity,
-                    relsPerEntity, maxLevel);
+                    relsPerEntity, maxLevel, entitySeeds);
         }
 
         /** {@code local.hop_max_chunks_per_entity, entity_chunks, relationships_per_entity, max_community_level}. */
         public Options withLimits(int maxDf, int perEntity, int relsPerEntity, int maxLevel) {
             return new Options(seedIds, chunkIds, reportIds, excludeIds, excludeTitles, maxDf, perEntity,
-                    relsPerEntity, maxLevel);
+                    relsPerEntity, maxLevel, entitySeeds);
+        }
+
+        /** {@code local.entity_seed_chunks}: each entry entity's best chunks that also seed the second hop. */
+        public Options withEntitySeeds(int entitySeeds) {
+            return new Options(seedIds, chunkIds, reportIds, excludeIds, excludeTitles, maxDf, perEntity,
+                    relsPerEntity, maxLevel, entitySeeds);
         }
 
         /** From command-line flags ({@code --seed-ids a,b --chunk-ids --report-ids --exclude-ids --max-df ...}). */
@@ -99,7 +107,8 @@ public record Expansion(List<Candidate> candidates) {
                     .withExcluded(ids(flags.get("exclude-ids")), ids(flags.get("exclude-titles")))
                     .withLimits(integer(flags, "max-df", d.maxDf), integer(flags, "per-entity", d.perEntity),
                             integer(flags, "rels-per-entity", d.relsPerEntity),
-                            integer(flags, "max-level", d.maxLevel));
+                            integer(flags, "max-level", d.maxLevel))
+                    .withEntitySeeds(integer(flags, "entity-seeds", d.entitySeeds));
         }
 
         /** The statement's parameters (the query vector and entity ids are added by the client). */
@@ -114,6 +123,7 @@ public record Expansion(List<Candidate> candidates) {
             p.put("per_entity", (long) perEntity);
             p.put("rels_per_entity", (long) relsPerEntity);
             p.put("max_level", (long) maxLevel);
+            p.put("entity_seeds", (long) entitySeeds);
             return p;
         }
 

@@ -32,7 +32,7 @@ public final class Main {
             "                                 the N (10) entities nearest to an embedding",
             "  expand --vector-file F [--seed-ids A,B] [--chunk-ids ..] [--report-ids ..] [--exclude-ids ..]",
             "         [--exclude-titles ..] [--max-df 25] [--per-entity 25] [--rels-per-entity 10]",
-            "         [--max-level 2] ENTITY_ID...",
+            "         [--max-level 2] [--entity-seeds 1] ENTITY_ID...",
             "                                 local-search expansion: candidates with n_tokens and signals",
             "A vector file is a JSON array of numbers ('-' reads stdin), made by the index's embedder.",
             "Neo4j from NEO4J_URI, NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE; statements from",
@@ -43,7 +43,7 @@ public final class Main {
             "retrieval", Set.of(),
             "entities", Set.of("vector-file", "k"),
             "expand", Set.of("vector-file", "seed-ids", "chunk-ids", "report-ids", "exclude-ids", "exclude-titles",
-                    "max-df", "per-entity", "rels-per-entity", "max-level"));
+                    "max-df", "per-entity", "rels-per-entity", "max-level", "entity-seeds"));
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 

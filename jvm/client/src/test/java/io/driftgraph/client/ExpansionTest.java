@@ -65,7 +65,8 @@ class ExpansionTest {
                         entryIds("chunk", false), entryIds("report", true))
                 .withExcluded(excludeIds, exclude)
                 .withLimits(setting("hop_max_chunks_per_entity"), setting("entity_chunks"),
-                        setting("relationships_per_entity"), setting("max_community_level"));
+                        setting("relationships_per_entity"), setting("max_community_level"))
+                .withEntitySeeds(setting("entity_seed_chunks"));
     }
 
     @Test
