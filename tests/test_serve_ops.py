@@ -1,10 +1,11 @@
-"""`driftgraph serve` under pressure: the API key (401, never logged), the busy gate (429 + Retry-After), Neo4j down
-(503), and SIGTERM with a question in flight (it finishes and its trace is stored)."""
+"""`driftgraph serve` under pressure: the API key (401, never logged), a stalled body (408), the busy gate (429 +
+Retry-After), Neo4j down (503), and SIGTERM with a question in flight (it finishes and its trace is stored)."""
 
 from __future__ import annotations
 
 import json
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -47,7 +48,16 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def keyed(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     cwd = tmp_path_factory.mktemp("keyed")
-    write_config(cwd, {"max_concurrency": 1, "retry_after_s": 7, "request_timeout_s": 15, "cors_origins": [ORIGIN]})
+    write_config(
+        cwd,
+        {
+            "max_concurrency": 1,
+            "retry_after_s": 7,
+            "request_timeout_s": 15,
+            "body_timeout_s": 2,
+            "cors_origins": [ORIGIN],
+        },
+    )
     srv = Server(cwd, serve_env(dulce, fake, api_key=KEY), "--mcp").wait_ready()
     yield srv
     srv.stop()
@@ -68,6 +78,26 @@ def test_key_required_on_v1_mcp_and_pages_not_on_health(keyed: Server) -> None:
     right = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
     assert "driftgraph-local" in [m.id for m in right.models.list()]
     assert KEY not in keyed.output()
+
+
+def test_a_body_that_stalls_is_408_and_its_connection_closed(keyed: Server) -> None:
+    """A client that declares 200 bytes, sends 10 and goes quiet gets 408 after serve.body_timeout_s (2 s here)
+    and the server hangs up; it answers other requests meanwhile and after."""
+    head = (
+        "POST /v1/query/local HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {KEY}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", keyed.port), timeout=30) as sock:
+        sock.sendall(head.encode() + b'{"questio')
+        assert httpx.get(f"{keyed.url}/healthz").status_code == 200  # the stalled body holds nothing up
+        received = b""
+        while chunk := sock.recv(65536):  # b"" once the server has closed the connection
+            received += chunk
+    status, _, rest = received.partition(b"\r\n")
+    assert status.startswith(b"HTTP/1.1 408"), received
+    body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
+    assert body["error"]["code"] == "body" and "serve.body_timeout_s=2s" in body["error"]["message"]
+    assert httpx.get(f"{keyed.url}/healthz").status_code == 200
 
 
 def test_busy_server_answers_429_with_retry_after(keyed: Server, fake: FakeOpenAI) -> None:

@@ -79,7 +79,7 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
             allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"],
             expose_headers=["Mcp-Session-Id"],
         )
-    return Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes)
+    return Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
 
 
 def _warm(engine: Engine) -> None:

@@ -1,12 +1,16 @@
-"""The ASGI layer in front of every route: bearer auth on protected paths and the request body limit.
+"""The ASGI layer in front of every route: bearer auth on protected paths, the request body limit and deadline.
 
 Pure ASGI (not ``BaseHTTPMiddleware``) so server-sent events and the MCP transport stream through
-untouched. A body is read in full up to ``serve.max_body_bytes`` before the route sees it; more is 413.
+untouched. A body is read in full up to ``serve.max_body_bytes`` before the route sees it; more is 413. A
+body that has not arrived in full within ``serve.body_timeout_s`` is 408 and the connection is closed, so a
+client that sends a few bytes and stalls cannot hold a connection (and what it pins) without end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 from driftgraph.serve.auth import authorized, needs_auth
@@ -29,12 +33,13 @@ async def _send_error(send: Any, status: int, message: str, type_: str, code: An
 
 
 class Guard:
-    """Wraps the app: 401 without the key, 413 for a body over the limit."""
+    """Wraps the app: 401 without the key, 413 for a body over the limit, 408 for a body too slow to arrive."""
 
-    def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int) -> None:
+    def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float = 30.0) -> None:
         self.app = app
         self.api_key = api_key
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -62,8 +67,13 @@ class Guard:
             return
         chunks: list[bytes] = []
         size = 0
+        deadline = time.monotonic() + self.body_timeout_s
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
+            except TimeoutError:
+                await self._too_slow(send)
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -86,6 +96,16 @@ class Guard:
             return following
 
         await self.app(scope, replay, send)
+
+    async def _too_slow(self, send: Any) -> None:
+        await _send_error(
+            send,
+            408,
+            f"request body not received in full within serve.body_timeout_s={self.body_timeout_s:g}s",
+            "request_timeout",
+            "body",
+            [(b"connection", b"close")],
+        )
 
     async def _too_large(self, send: Any) -> None:
         await _send_error(
