@@ -1,4 +1,8 @@
-"""One structured LLM request with one repair retry, shared by extraction, claims and reports."""
+"""One structured LLM request with one repair retry, shared by extraction, claims and reports.
+
+Not ``llm.structured.ask_json`` (the query side's): indexing has no call budget, evicts both cached replies
+when the repair fails too and fails the item (``CallFailed``) so the next run retries it. The repair
+conversation itself is shared (``repair_messages``)."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from driftgraph.config import PromptsConfig
 from driftgraph.errors import CallFailed, FatalLLMError, LLMUnavailable, ReplyFormatError
 from driftgraph.llm.chat import ChatClient, ChatResult
-from driftgraph.prompts import render_prompt
+from driftgraph.llm.structured import repair_messages
 
 T = TypeVar("T")
 
@@ -35,8 +39,7 @@ def ask_json(
     try:
         return Answer(parse(first.text), first.text, fresh)
     except ReplyFormatError as err:
-        repair = render_prompt("repair_json", prompts, error=str(err))
-        retry = [*messages, {"role": "assistant", "content": first.text}, {"role": "user", "content": repair}]
+        retry = repair_messages(messages, first.text, str(err), prompts)
         second = _complete(chat, retry, phase, max_tokens, schema)
         fresh += int(not second.cached)
         try:

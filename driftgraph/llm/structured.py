@@ -83,12 +83,20 @@ def ask_json(
             return JsonOutcome(validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
         except (ValueError, TypeError, KeyError) as err:
             error = str(err) or type(err).__name__
-        convo = [
-            *convo,
-            {"role": "assistant", "content": reply.text},
-            {"role": "user", "content": render_prompt("repair_json", prompts, error=error)},
-        ]
+        convo = repair_messages(convo, reply.text, error, prompts)
     return JsonOutcome(None, repair_retries + 1, False, error)
+
+
+def repair_messages(
+    messages: list[dict[str, str]], reply: str, error: str, prompts: PromptsConfig
+) -> list[dict[str, str]]:
+    """The conversation for a repair call: the bad reply quoted back with the parse error
+    (``prompts/repair_json.txt``). Query-time and indexing-time structured calls both repair this way."""
+    return [
+        *messages,
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": render_prompt("repair_json", prompts, error=error)},
+    ]
 
 
 def as_int(value: Any, low: int, high: int) -> int:
