@@ -130,7 +130,13 @@ def cross_validate(scores: dict[str, Sequence[float]], k: int = 5, seed: int = 0
         best = max(names, key=lambda c: (mean(scores[c][i] for i in train), -names.index(c)))
         for i in fold:
             held[i] = scores[best][i]
-        out_folds.append({"chosen": best, "train": mean(scores[best][i] for i in train),
-                          "test": mean(scores[best][i] for i in fold), "n": len(fold)})
+        out_folds.append(
+            {
+                "chosen": best,
+                "train": mean(scores[best][i] for i in train),
+                "test": mean(scores[best][i] for i in fold),
+                "n": len(fold),
+            }
+        )
     tests = [f["test"] for f in out_folds]
     return {"folds": out_folds, "mean": mean(tests), "min": min(tests), "max": max(tests), "held_out": mean(held)}

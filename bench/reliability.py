@@ -169,8 +169,13 @@ def _kill_and_rerun(neo4j: dict[str, str], fake: Any, args: list[str], cwd: Path
     _reset(neo4j)
     env = {**os.environ, "NEO4J_URI": neo4j["uri"], "NEO4J_PASSWORD": neo4j["password"]}
     env |= {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "t"}
-    proc = subprocess.Popen([sys.executable, "-m", "driftgraph", *args], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "driftgraph", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(after_s)
     killed = proc.poll() is None
     if killed:

@@ -56,10 +56,16 @@ def routes(d: dict[str, Any]) -> list[str]:
                 f"{_kind(rows, 'relational', 'chunk')} | {summ} | {capped} | "
                 f"{mean(r['tokens'] for r in rows):,.0f} |"
             )
-    wrong = sorted({r["id"] for runs in du["runs"].values() for rows in runs.values() for r in rows
-                    if r["route"] != r["shape"]})
-    out += ["", "Every question took the route of its shape." if not wrong
-            else f"Questions routed otherwise than their shape: {', '.join(wrong)}.", ""]
+    wrong = sorted(
+        {r["id"] for runs in du["runs"].values() for rows in runs.values() for r in rows if r["route"] != r["shape"]}
+    )
+    out += [
+        "",
+        "Every question took the route of its shape."
+        if not wrong
+        else f"Questions routed otherwise than their shape: {', '.join(wrong)}.",
+        "",
+    ]
     mq = d.get("musique")
     if mq:
         names = list(mq["runs"])
@@ -115,8 +121,7 @@ def basic_baseline(d: dict[str, Any]) -> list[str]:
     ]
     for name, by_b in systems.items():
         fair = name in (GR, GR_WIDE)
-        cells = [f"{_ci(rec(by_b[b], fair))} ({mean(r['tokens'] for r in by_b[b]):,.0f})"
-                 for b in budgets]
+        cells = [f"{_ci(rec(by_b[b], fair))} ({mean(r['tokens'] for r in by_b[b]):,.0f})" for b in budgets]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     for label, key in ((GR, "quality"), (GR_WIDE, "quality_wide_k")):
         out += [

@@ -89,7 +89,8 @@ def latency(q: dict) -> list[str]:
         "driftgraph local latency per question, p50, during the quality run (one pass, not the speed part): "
         "bare retrieval + assembly (`build_local_context`, vector handed in) / product path "
         "(`Engine.query_local`, context only: embedding from the cache, trace written to Neo4j): "
-        + "; ".join(cells) + ".",
+        + "; ".join(cells)
+        + ".",
         "",
     ]
 
@@ -100,7 +101,12 @@ def found_by_hop(q: dict) -> list[str]:
     if not rows or "hops_found" not in rows[0]:
         return []
     labels: dict[int | None, str] = {
-        1: "hop 1 (vector / entry entity)", 2: "hop 2", 3: "hop 3", 4: "hop 4", 5: "hop 5+", None: "not a candidate"
+        1: "hop 1 (vector / entry entity)",
+        2: "hop 2",
+        3: "hop 3",
+        4: "hop 4",
+        5: "hop 5+",
+        None: "not a candidate",
     }
     counts: dict[int, dict[int | None, int]] = {}
     for r in rows:
@@ -153,9 +159,13 @@ def cross_validation(cv: dict) -> list[str]:
         + ".",
     ]
     if hops:
-        out += ["", "Per hop count (evidence recall of each configuration):", "",
-                "| configuration | hops (questions) | " + " | ".join(f"{b:,}" for b in budgets) + " |",
-                "|---|---|" + "---:|" * len(budgets)]
+        out += [
+            "",
+            "Per hop count (evidence recall of each configuration):",
+            "",
+            "| configuration | hops (questions) | " + " | ".join(f"{b:,}" for b in budgets) + " |",
+            "|---|---|" + "---:|" * len(budgets),
+        ]
         for name, cfg in cv["configs"].items():
             for h in sorted(set(hops)):
                 idx = [i for i, x in enumerate(hops) if x == h]

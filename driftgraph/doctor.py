@@ -126,4 +126,3 @@ def _browser_url(rt: Runtime) -> str | None:
         return None
     host = "127.0.0.1" if host in ("", "localhost", "0.0.0.0", "::") else host.strip("[]")
     return f"http://{host}:{port}/browser/"
-

@@ -165,4 +165,3 @@ class AdoptError(DriftgraphError):
 
 class LauncherError(DriftgraphError):
     """The embedded Neo4j launcher cannot be built, started or stopped."""
-

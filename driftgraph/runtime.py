@@ -128,9 +128,7 @@ class Runtime:
         """Create constraints and indexes for the configured embedder (idempotent)."""
         from driftgraph.store.schema import ensure_schema
 
-        ensure_schema(
-            self.store, self.embedder.model_id, self.embedder.dimensions, hnsw=self.config.neo4j.vector_index
-        )
+        ensure_schema(self.store, self.embedder.model_id, self.embedder.dimensions, hnsw=self.config.neo4j.vector_index)
 
     def check_schema(self) -> None:
         """Refuse to query a database built with another embedder or dimension."""

@@ -112,8 +112,10 @@ def test_a_summary_is_upgraded_when_room_remains_after_every_source_had_its_turn
     res = fill(cands, ["report", "chunk"], {}, 1000, caps={"report": 500})
     assert {(c.id, c.form) for c in res.included} == {("r0", None), ("c0", None)} and res.used == 700
     # when the room is taken by the other source, the summary stays
-    big = {"report": [_report(0, 600, 80)], "chunk": [Candidate("chunk", f"c{i}", 300, 1.0, rank=i + 1)
-                                                      for i in range(3)]}
+    big = {
+        "report": [_report(0, 600, 80)],
+        "chunk": [Candidate("chunk", f"c{i}", 300, 1.0, rank=i + 1) for i in range(3)],
+    }
     res2 = fill(big, ["report", "chunk"], {}, 1000, caps={"report": 500})
     assert [(c.id, c.form) for c in res2.included] == [("r0", "summary"), ("c0", None), ("c1", None), ("c2", None)]
 
@@ -153,8 +155,9 @@ def test_fill_invariants_with_caps_and_short_forms(sizes, budget, order, floors,
     res = fill(cands, list(order), floors, budget, header_tokens=headers, caps=caps)
     assert res.used <= budget
     assert res.used == sum(c.tokens for c in res.included) + sum(headers.get(s, 0) for s in res.opened)
-    assert res.used_by == {s: sum(c.tokens for c in res.included if c.source == s) + headers.get(s, 0)
-                           for s in res.opened}
+    assert res.used_by == {
+        s: sum(c.tokens for c in res.included if c.source == s) + headers.get(s, 0) for s in res.opened
+    }
     seen = [(c.source, c.id) for c in res.included] + [(c.source, c.id) for c, _ in res.dropped]
     assert sorted(seen) == sorted((c.source, c.id) for v in cands.values() for c in v)
     for c, reason in res.dropped:

@@ -111,8 +111,9 @@ def test_cli_context_only_fixed_budget_and_stream(dulce, fake_llm, tmp_path):
     fake_llm.responder = responder
     # ranking: score puts dulce's one small chunk among the first three; with ppr it ranks fifth and the floor,
     # which tries the first chunk_floor chunks only, finds none that fits 700 tokens (budget code, issue 16 item 4)
-    res = _cli(tmp_path, dulce, fake_llm, QUESTION, "--context-only", "--json", "--budget", "700",
-               local={"ranking": "score"})
+    res = _cli(
+        tmp_path, dulce, fake_llm, QUESTION, "--context-only", "--json", "--budget", "700", local={"ranking": "score"}
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["answer"] is None and not fake_llm.chat_requests()
@@ -289,8 +290,9 @@ def test_a_report_that_does_not_fit_enters_as_its_summary_and_caps_hold_the_lead
     assert summaries, reports
     assert all("did not fit" in i["why"] for i in summaries)
     with Store(_cfg(dulce, fake_llm).neo4j) as store:
-        rows = _q(store, "MATCH (c:__Community__ {id: $id}) RETURN c.summary AS s, c.full_content AS f",
-                  id=summaries[0]["id"])
+        rows = _q(
+            store, "MATCH (c:__Community__ {id: $id}) RETURN c.summary AS s, c.full_content AS f", id=summaries[0]["id"]
+        )
     assert rows[0]["s"].strip() in out["context"]["text"] and rows[0]["f"].strip() not in out["context"]["text"]
     assert sum(i["tokens"] for i in reports) <= 1000 + 20  # within the cap (a table header at most over)
     assert any(i.get("reason") == "source_cap" for i in tr["items"] if i["status"] == "dropped")

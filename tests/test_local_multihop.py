@@ -63,15 +63,30 @@ def test_generic_noun_faces_the_thresholds_and_the_trace_says_which_rule_kept_ea
 # -- bridge scoring (pure) -------------------------------------------------------------------------------------
 def test_a_bridged_chunk_records_its_hop_and_path() -> None:
     s = LocalConfig(bridge_weight=0.2)
-    row = {"entity_vector": [], "entity_fulltext": [], "chunk_vector": [{"id": "t3", "similarity": 0.7}],
-           "chunk_count": 100, "present": PRESENT}
+    row = {
+        "entity_vector": [],
+        "entity_fulltext": [],
+        "chunk_vector": [{"id": "t3", "similarity": 0.7}],
+        "chunk_count": 100,
+        "present": PRESENT,
+    }
     entry = select_entry(row, s, ())
     x = {
         "chunks": [{"id": "t3", "similarity": 0.7}, {"id": "t2", "similarity": 0.1}, {"id": "t1", "similarity": 0.05}],
         "seed_links": [{"chunk": "t2", "entity": "e1", "title": "ADA", "df": 2, "via": "t3"}],
         "entity_links": [],
-        "bridge_links": [{"chunk": "t1", "entity": "e2", "title": "BOB", "df": 2, "via": "t2", "hop": 3,
-                          "weight": 0.3, "path": "ADA > BOB"}],
+        "bridge_links": [
+            {
+                "chunk": "t1",
+                "entity": "e2",
+                "title": "BOB",
+                "df": 2,
+                "via": "t2",
+                "hop": 3,
+                "weight": 0.3,
+                "path": "ADA > BOB",
+            }
+        ],
     }
     scored = {c.id: c for c in score_chunks(x, entry, s)}
     assert (scored["t3"].hop, scored["t3"].depth) == ("vector", 1)
@@ -84,16 +99,7 @@ def test_a_bridged_chunk_records_its_hop_and_path() -> None:
 @pytest.fixture(scope="module")
 def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The fixture's tiny index (its chunks chain t3 -ADA- t2 -BOB- t1), imported once for this module."""
-    from driftgraph.store.db import Store
-
-    cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
-    path = graphrag_fixture.write(tmp_path_factory.mktemp("chain"))
-    with open_engine(cfg) as eng:
-        eng.import_graphrag(path, reset=True, embed=True)
-    return cfg
+    return graphrag_fixture.import_chain(make_config(neo4j_config), tmp_path_factory.mktemp("chain"))
 
 
 def _context(cfg: Any, **local: Any) -> Any:
@@ -141,7 +147,10 @@ def test_endpoint_reranker_posts_the_cohere_shape_and_reorders() -> None:
         req = server.requests[0]
     assert req["path"] == "/rerank" and req["auth"] == "Bearer k"
     assert {k: req[k] for k in ("model", "query", "documents", "top_n")} == {
-        "model": "bge", "query": "who wrote about ada", "documents": TEXTS[:2], "top_n": 2,
+        "model": "bge",
+        "query": "who wrote about ada",
+        "documents": TEXTS[:2],
+        "top_n": 2,
     }
     # only the top_n were reranked; c2 keeps its place after them and has no rerank score
     assert [c.id for c in out] == ["c0", "c1", "c2"]  # no word shared with the query: ties keep their order

@@ -45,10 +45,14 @@ def test_a_chunk_two_seeds_reach_outranks_one_that_one_seed_reaches() -> None:
     entry = _entry([("s1", 0.6), ("s2", 0.6)])
     x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "m", "x", "y")]}
     mentions = [
-        _mention("s1", "a", "A"), _mention("m", "a", "A"),
-        _mention("s2", "b", "B"), _mention("m", "b", "B"),
-        _mention("s1", "c", "C"), _mention("x", "c", "C"),
-        _mention("s2", "d", "D"), _mention("y", "d", "D"),
+        _mention("s1", "a", "A"),
+        _mention("m", "a", "A"),
+        _mention("s2", "b", "B"),
+        _mention("m", "b", "B"),
+        _mention("s1", "c", "C"),
+        _mention("x", "c", "C"),
+        _mention("s2", "d", "D"),
+        _mention("y", "d", "D"),
     ]
     w = walk(x, entry, PprConfig(passage_weight=1.0), mentions, [])
     assert w.mass["m"] > w.mass["x"] > 0 and w.mass["x"] == pytest.approx(w.mass["y"])
@@ -61,8 +65,12 @@ def test_a_chunk_two_seeds_reach_outranks_one_that_one_seed_reaches() -> None:
 def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:
     entry = _entry([("t3", 0.7)])
     x = {"chunks": [{"id": "t3", "similarity": 0.7}, {"id": "t2", "similarity": 0.0}, {"id": "t1", "similarity": 0.0}]}
-    mentions = [_mention("t3", "ada", "ADA"), _mention("t2", "ada", "ADA"), _mention("t2", "bob", "BOB"),
-                _mention("t1", "bob", "BOB")]
+    mentions = [
+        _mention("t3", "ada", "ADA"),
+        _mention("t2", "ada", "ADA"),
+        _mention("t2", "bob", "BOB"),
+        _mention("t1", "bob", "BOB"),
+    ]
     w = walk(x, entry, PprConfig(), mentions, [])
     assert (w.depth["t2"], w.depth["t1"]) == (2, 3) and w.via["t1"] == "ADA > BOB"
     assert w.mass["t3"] > w.mass["t2"] > w.mass["t1"] > 0  # mass decays along the chain
@@ -100,16 +108,8 @@ def test_ppr_keys_are_validated_and_drift_refuses_an_llm_reranker() -> None:
 # -- against Neo4j: the chain ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from driftgraph.store.db import Store
-
-    cfg = make_config(neo4j_config)
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
-    path = graphrag_fixture.write(tmp_path_factory.mktemp("chain"))
-    with open_engine(cfg) as eng:
-        eng.import_graphrag(path, reset=True, embed=True)
-    return cfg
+    """The fixture's tiny index (its chunks chain t3 -ADA- t2 -BOB- t1), imported once for this module."""
+    return graphrag_fixture.import_chain(make_config(neo4j_config), tmp_path_factory.mktemp("chain"))
 
 
 def _context(cfg: Any, **ppr: Any) -> Any:

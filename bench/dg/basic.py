@@ -48,8 +48,9 @@ def main() -> None:
                     lc = build_local_context(rt, q.question, eng.config.local, budget=b, query_vector=qvec[q.id])
                     text, tokens = lc.text, lc.tokens
                 gold = [units.get(g, "") for g in q.gold]
-                rows.append({"id": q.id, "hops": q.hops, "recall": metrics.evidence_recall(text, gold),
-                             "tokens": tokens})
+                rows.append(
+                    {"id": q.id, "hops": q.hops, "recall": metrics.evidence_recall(text, gold), "tokens": tokens}
+                )
             systems[name][str(b)] = rows
     eng.close()
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,16 +30,23 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "before (no summaries, no caps)": {"report_summary": False, "relational_caps": NO_CAPS, "thematic_caps": NO_CAPS},
     "summaries only": {"relational_caps": NO_CAPS, "thematic_caps": NO_CAPS},
     "summaries + lead source capped at 0.5": {
-        "relational_caps": {**NO_CAPS, "relationship": 0.5}, "thematic_caps": {**NO_CAPS, "report": 0.5}},
+        "relational_caps": {**NO_CAPS, "relationship": 0.5},
+        "thematic_caps": {**NO_CAPS, "report": 0.5},
+    },
     "summaries + lead and chunks capped at 0.5": {
         "relational_caps": {**NO_CAPS, "relationship": 0.5, "chunk": 0.5},
-        "thematic_caps": {**NO_CAPS, "report": 0.5, "chunk": 0.5}},
+        "thematic_caps": {**NO_CAPS, "report": 0.5, "chunk": 0.5},
+    },
     "summaries + every source capped at 0.5": {"relational_caps": HALF, "thematic_caps": HALF},
     "caps as the defaults, no summaries": {"report_summary": False},
     "after (defaults)": {},
 }
-KINDS = {"report": "gold_reports", "entity": "gold_entities", "relationship": "gold_relationships",
-         "chunk": "gold_text_units"}
+KINDS = {
+    "report": "gold_reports",
+    "entity": "gold_entities",
+    "relationship": "gold_relationships",
+    "chunk": "gold_text_units",
+}
 
 
 def load_questions(path: Path = QUESTIONS) -> list[dict[str, Any]]:
@@ -73,21 +80,29 @@ def musique(a: argparse.Namespace) -> None:
         for b in budgets:
             rows = []
             for q in qs:
-                ctx = build_local_context(eng.runtime.for_run(), q.question, settings, budget=b,
-                                          query_vector=qvec[q.id])
+                ctx = build_local_context(
+                    eng.runtime.for_run(), q.question, settings, budget=b, query_vector=qvec[q.id]
+                )
                 rec = ctx.recorder
-                rows.append({
-                    "id": q.id,
-                    "hops": q.hops,
-                    "route": rec.route.shape if rec.route is not None else None,
-                    "recall": metrics.evidence_recall(ctx.text, [units.get(g, "") for g in q.gold]),
-                    "tokens": ctx.tokens,
-                    "summaries": sum(1 for c in ctx.included if c.form == "summary"),
-                })
+                rows.append(
+                    {
+                        "id": q.id,
+                        "hops": q.hops,
+                        "route": rec.route.shape if rec.route is not None else None,
+                        "recall": metrics.evidence_recall(ctx.text, [units.get(g, "") for g in q.gold]),
+                        "tokens": ctx.tokens,
+                        "summaries": sum(1 for c in ctx.included if c.form == "summary"),
+                    }
+                )
             runs[name][str(b)] = rows
     eng.close()
-    out = {"system": "driftgraph-local", "data": "musique", "budgets": budgets,
-           "configs": {k: CONFIGS[k] for k in runs}, "runs": runs}
+    out = {
+        "system": "driftgraph-local",
+        "data": "musique",
+        "budgets": budgets,
+        "configs": {k: CONFIGS[k] for k in runs},
+        "runs": runs,
+    }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
 
@@ -120,8 +135,9 @@ def main() -> None:
             rows = []
             for q in qs:
                 t0 = time.perf_counter()
-                ctx = build_local_context(eng.runtime.for_run(), q["question"], settings, budget=b,
-                                          query_vector=qvec[q["id"]])
+                ctx = build_local_context(
+                    eng.runtime.for_run(), q["question"], settings, budget=b, query_vector=qvec[q["id"]]
+                )
                 ms = (time.perf_counter() - t0) * 1000
                 rec = ctx.recorder
                 tokens_by: dict[str, int] = {}
@@ -130,21 +146,29 @@ def main() -> None:
                 dropped: dict[str, int] = {}
                 for item in rec.dropped():
                     dropped[item.reason or "?"] = dropped.get(item.reason or "?", 0) + 1
-                rows.append({
-                    "id": q["id"],
-                    "shape": q["shape"],
-                    "route": rec.route.shape if rec.route is not None else None,
-                    "tokens": ctx.tokens,
-                    "tokens_by_source": tokens_by,
-                    "summaries": sorted(c.id for c in ctx.included if c.form == "summary"),
-                    "dropped": dropped,
-                    "ms": ms,
-                    **score(q, ctx.included),
-                })
+                rows.append(
+                    {
+                        "id": q["id"],
+                        "shape": q["shape"],
+                        "route": rec.route.shape if rec.route is not None else None,
+                        "tokens": ctx.tokens,
+                        "tokens_by_source": tokens_by,
+                        "summaries": sorted(c.id for c in ctx.included if c.form == "summary"),
+                        "dropped": dropped,
+                        "ms": ms,
+                        **score(q, ctx.included),
+                    }
+                )
             runs[name][str(b)] = rows
     eng.close()
-    out = {"system": "driftgraph-local", "data": "operation-dulce", "questions": str(QUESTIONS.name),
-           "budgets": budgets, "configs": CONFIGS, "runs": runs}
+    out = {
+        "system": "driftgraph-local",
+        "data": "operation-dulce",
+        "questions": str(QUESTIONS.name),
+        "budgets": budgets,
+        "configs": CONFIGS,
+        "runs": runs,
+    }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
 

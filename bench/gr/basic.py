@@ -72,9 +72,16 @@ def main() -> None:
                 ms = (time.perf_counter() - t) * 1000
                 ctx = res.context_chunks if isinstance(res.context_chunks, str) else "\n\n".join(res.context_chunks)
                 gold = [units.get(g, "") for g in q.gold]
-                rows.append({"id": q.id, "hops": q.hops, "recall": metrics.evidence_recall(ctx, gold),
-                             "recall_unquoted": _unquoted_recall(ctx, gold), "tokens": len(tok.encode(ctx)),
-                             "ms": ms})
+                rows.append(
+                    {
+                        "id": q.id,
+                        "hops": q.hops,
+                        "recall": metrics.evidence_recall(ctx, gold),
+                        "recall_unquoted": _unquoted_recall(ctx, gold),
+                        "tokens": len(tok.encode(ctx)),
+                        "ms": ms,
+                    }
+                )
             out[str(budget)] = rows
         return out
 

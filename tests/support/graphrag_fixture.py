@@ -232,3 +232,17 @@ def write(directory: Path, data: dict[str, list[dict[str, Any]]] | None = None, 
 
 def write_table(path: Path, rows: list[dict[str, Any]], schema: pa.Schema | None = None) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def import_chain(cfg: Any, folder: Path) -> Any:
+    """This index (its chunks chain t3 -ADA- t2 -BOB- t1) written to ``folder`` and imported, with embeddings,
+    into the empty database of ``cfg`` (reset and schema dropped first); returns ``cfg``."""
+    from driftgraph.api import open_engine
+    from driftgraph.store.db import Store
+
+    with Store(cfg.neo4j) as store:
+        store.run_auto("admin/reset")
+        store.run_script("admin/drop_schema")
+    with open_engine(cfg) as eng:
+        eng.import_graphrag(write(folder), reset=True, embed=True)
+    return cfg

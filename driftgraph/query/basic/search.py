@@ -112,13 +112,31 @@ def build_basic_context(
         tokens = rt.count_tokens(text) if text else 0
     for c in included:
         recorder.add_item(
-            TraceItem("chunk", c.id, c.tokens, "included", None, c.rank, c.hop, round(c.score, 6),
-                      rerank_score=c.payload.get("rerank_score"))
+            TraceItem(
+                "chunk",
+                c.id,
+                c.tokens,
+                "included",
+                None,
+                c.rank,
+                c.hop,
+                round(c.score, 6),
+                rerank_score=c.payload.get("rerank_score"),
+            )
         )
     for c, reason in sorted(dropped, key=lambda d: d[0].rank):
         recorder.add_item(
-            TraceItem("chunk", c.id, c.tokens, "dropped", reason, c.rank, c.hop, round(c.score, 6),
-                      rerank_score=c.payload.get("rerank_score"))
+            TraceItem(
+                "chunk",
+                c.id,
+                c.tokens,
+                "dropped",
+                reason,
+                c.rank,
+                c.hop,
+                round(c.score, 6),
+                rerank_score=c.payload.get("rerank_score"),
+            )
         )
     if not hits and not fulltext:
         _never_silently_empty(rt)
