@@ -56,6 +56,11 @@ def _model(store) -> dict:
     return store.read("tests/index_model")[0]
 
 
+def _numbers(store) -> dict[str, dict[str, int]]:
+    row = store.read("tests/human_readable_ids")[0]
+    return {kind: dict(map(tuple, pairs)) for kind, pairs in row.items()}
+
+
 def _snapshot(store) -> dict:
     snap = store.read("tests/index_snapshot")[0]
     return {k: sorted(map(str, v)) for k, v in snap.items()}
@@ -123,6 +128,7 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         first = eng.index(corpus)
         base_reports = first["reports"]
         assert first["failures"]["count"] == 0
+        before = _numbers(store)
 
         # one added file: only its chunks are extracted by the LLM; the rest comes from the cache
         (corpus / "ferry.txt").write_text(
@@ -143,6 +149,14 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         assert added["redone"]["reports_generated"] + added["redone"]["reports_reused"] == added["reports"]
         assert added["redone"]["reports_reused"] > 0, "communities whose membership is unchanged keep their report"
         assert added["redone"]["reports_generated"] < added["reports"]
+        # human_readable_ids survive the run: an item written again keeps its number, a new one gets a fresh one
+        after = _numbers(store)
+        for kind, numbers in after.items():
+            assert len(set(numbers.values())) == len(numbers), f"{kind}: a number given twice"
+            kept = {i: n for i, n in before[kind].items() if i in numbers}
+            assert kept and all(numbers[i] == n for i, n in kept.items()), f"{kind}: numbers moved"
+            assert all(n > max(before[kind].values()) for i, n in numbers.items() if i not in before[kind]), kind
+        assert set(after["documents"]) - set(before["documents"]), "the added document has a number"
 
         # one removed file: what only it contributed disappears
         (corpus / "ferry.txt").unlink()

@@ -31,7 +31,26 @@ from driftgraph.store.index_state import (
 Row = dict[str, Any]
 
 
-def document_rows(docs: Sequence[Document]) -> list[Row]:
+class Numbering:
+    """``human_readable_id``s that survive re-indexing: an id keeps the number stored for it, a new id gets
+    the next number never used, in the order asked. Without this, numbering each run's output from 0 shifted
+    every item after an insertion, and GraphRAG-style citations (``[Data: Entities (12)]``) made against an
+    export pointed elsewhere after the next run."""
+
+    def __init__(self, stored: dict[str, int | None] | None = None) -> None:
+        self._numbers = {k: v for k, v in (stored or {}).items() if v is not None}
+        self._next = max(self._numbers.values(), default=-1) + 1
+
+    def __call__(self, item_id: str) -> int:
+        number = self._numbers.get(item_id)
+        if number is None:
+            number = self._numbers[item_id] = self._next
+            self._next += 1
+        return number
+
+
+def document_rows(docs: Sequence[Document], number: Numbering | None = None) -> list[Row]:
+    number = number or Numbering()
     return [
         {
             "id": d.id,
@@ -39,13 +58,14 @@ def document_rows(docs: Sequence[Document]) -> list[Row]:
             "text": d.text,
             "metadata": d.metadata,
             "creation_date": None,
-            "human_readable_id": i,
+            "human_readable_id": number(d.id),
         }
-        for i, d in enumerate(docs)
+        for d in docs
     ]
 
 
-def chunk_rows(chunks: Sequence[Chunk]) -> list[Row]:
+def chunk_rows(chunks: Sequence[Chunk], number: Numbering | None = None) -> list[Row]:
+    number = number or Numbering()
     return [
         {
             "id": c.id,
@@ -53,13 +73,14 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[Row]:
             "n_tokens": c.n_tokens,
             "document_id": c.document_id,
             "position": c.index,
-            "human_readable_id": i,
+            "human_readable_id": number(c.id),
         }
-        for i, c in enumerate(chunks)
+        for c in chunks
     ]
 
 
-def entity_rows(graph: Graph) -> list[Row]:
+def entity_rows(graph: Graph, number: Numbering | None = None) -> list[Row]:
+    number = number or Numbering()
     return [
         {
             "id": e.id,
@@ -69,14 +90,15 @@ def entity_rows(graph: Graph) -> list[Row]:
             "degree": e.degree,
             "frequency": e.frequency,
             "n_tokens": None,
-            "human_readable_id": i,
+            "human_readable_id": number(e.id),
             "text_unit_ids": e.text_unit_ids,
         }
-        for i, e in enumerate(graph.entities)
+        for e in graph.entities
     ]
 
 
-def relationship_rows(graph: Graph) -> list[Row]:
+def relationship_rows(graph: Graph, number: Numbering | None = None) -> list[Row]:
+    number = number or Numbering()
     return [
         {
             "id": r.id,
@@ -89,17 +111,18 @@ def relationship_rows(graph: Graph) -> list[Row]:
             "combined_degree": r.combined_degree,
             "n_tokens": None,
             "text_unit_ids": r.text_unit_ids,
-            "human_readable_id": i,
+            "human_readable_id": number(r.id),
         }
-        for i, r in enumerate(graph.relationships)
+        for r in graph.relationships
     ]
 
 
-def claim_rows(graph: Graph) -> list[Row]:
+def claim_rows(graph: Graph, number: Numbering | None = None) -> list[Row]:
+    number = number or Numbering()
     return [
         {
             "id": c.id,
-            "human_readable_id": i,
+            "human_readable_id": number(c.id),
             "covariate_type": "claim",
             "type": c.type,
             "description": c.description,
@@ -112,7 +135,7 @@ def claim_rows(graph: Graph) -> list[Row]:
             "subject_entity_id": c.subject_id,
             "text_unit_id": c.chunk_id,
         }
-        for i, c in enumerate(graph.claims)
+        for c in graph.claims
     ]
 
 
@@ -194,13 +217,18 @@ def sync_graph(
     deleted = {"documents": ingest.delete_documents(store, sorted(gone["documents"]), batch_size)}
     for kind in ("claims", "relationships", "chunks", "entities"):
         deleted[kind] = delete_by_id(store, kind, gone[kind], batch_size)
-    ingest.write_documents(store, document_rows(docs), batch_size)
-    ingest.write_chunks(store, chunk_rows(chunks), batch_size, tokens)
-    entities = entity_rows(graph)
+    numbers = {kind: Numbering(stored) for kind, stored in (state.get("numbers") or {}).items()}
+
+    def number(kind: str) -> Numbering:
+        return numbers.get(kind) or Numbering()
+
+    ingest.write_documents(store, document_rows(docs, number("documents")), batch_size)
+    ingest.write_chunks(store, chunk_rows(chunks, number("chunks")), batch_size, tokens)
+    entities = entity_rows(graph, number("entities"))
     deleted["mentions"] = prune_entity_mentions(store, entities, batch_size)
     ingest.write_entities(store, entities, batch_size, tokens)
-    ingest.write_relationships(store, relationship_rows(graph), batch_size, tokens)
-    ingest.write_claims(store, claim_rows(graph), batch_size)
+    ingest.write_relationships(store, relationship_rows(graph, number("relationships")), batch_size, tokens)
+    ingest.write_claims(store, claim_rows(graph, number("claims")), batch_size)
     return deleted
 
 

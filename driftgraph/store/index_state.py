@@ -14,12 +14,20 @@ _DELETE = {"communities": "ingest/delete_communities_by_id"}
 
 
 def read_state(store: Store) -> dict[str, Any]:
-    """Ids per kind; relationships as ``{id: (source_id, target_id)}``."""
+    """Ids per kind; relationships as ``{id: (source_id, target_id)}``; ``numbers``: per kind the stored
+    ``{id: human_readable_id}`` (None where an item has none), which a run keeps for the ids it writes again."""
     rows = store.read("ingest/index_state")
     row = rows[0] if rows else {}
-    out: dict[str, Any] = {k: set(row.get(k) or []) for k in ("documents", "chunks", "entities", "claims")}
+    out: dict[str, Any] = {}
+    numbers: dict[str, dict[str, int | None]] = {}
+    for kind in ("documents", "chunks", "entities", "claims"):
+        numbers[kind] = {pair[0]: pair[1] for pair in row.get(kind) or []}
+        out[kind] = set(numbers[kind])
     out["communities"] = set(row.get("communities") or [])
-    out["relationships"] = {r[0]: (r[1], r[2]) for r in row.get("relationships") or []}
+    rels = row.get("relationships") or []
+    out["relationships"] = {r[0]: (r[1], r[2]) for r in rels}
+    numbers["relationships"] = {r[0]: r[3] for r in rels}
+    out["numbers"] = numbers
     return out
 
 
