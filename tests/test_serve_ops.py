@@ -1,5 +1,6 @@
-"""`driftgraph serve` under pressure: the API key (401, never logged), a stalled body (408), the busy gate (429 +
-Retry-After), Neo4j down (503), and SIGTERM with a question in flight (it finishes and its trace is stored)."""
+"""`driftgraph serve` under pressure: the API key (401, never logged), a stalled body (408) or stalled headers
+(closed), the busy gate (429 + Retry-After), Neo4j down (503), and SIGTERM with a question in flight (it finishes
+and its trace is stored)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def keyed(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactor
             "retry_after_s": 7,
             "request_timeout_s": 15,
             "body_timeout_s": 2,
+            "header_timeout_s": 2,
             "cors_origins": [ORIGIN],
         },
     )
@@ -98,6 +100,18 @@ def test_a_body_that_stalls_is_408_and_its_connection_closed(keyed: Server) -> N
     body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
     assert body["error"]["code"] == "body" and "serve.body_timeout_s=2s" in body["error"]["message"]
     assert httpx.get(f"{keyed.url}/healthz").status_code == 200
+
+
+def test_a_connection_whose_headers_stall_is_closed(keyed: Server) -> None:
+    """serve.header_timeout_s (2 s here): a client that sends half a request line, or nothing, is hung up on;
+    uvicorn alone keeps both open for as long as the client likes."""
+    half, silent = (socket.create_connection(("127.0.0.1", keyed.port), timeout=20) for _ in range(2))
+    with half, silent:
+        half.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line: headers never end
+        assert half.recv(65536) == b""  # closed by the server; a socket timeout here fails the test
+        assert silent.recv(65536) == b""
+    with httpx.Client() as client:  # a kept-alive connection serves its next request as before
+        assert [client.get(f"{keyed.url}/healthz").status_code for _ in range(2)] == [200, 200]
 
 
 def test_busy_server_answers_429_with_retry_after(keyed: Server, fake: FakeOpenAI) -> None:

@@ -21,6 +21,7 @@ def serve(
 
     from driftgraph.serve import create_app
     from driftgraph.serve.auth import api_key_from_env, check_exposure
+    from driftgraph.serve.protocol import with_header_deadline
 
     cfg = load()
     updates = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
@@ -40,6 +41,7 @@ def serve(
             timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
             lifespan="on",
             timeout_keep_alive=30,  # uvicorn's 5 s races clients that reuse an idle connection (resets)
+            http=with_header_deadline(cfg.serve.header_timeout_s),
         )
     )
     server.run()

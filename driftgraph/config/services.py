@@ -125,6 +125,9 @@ class ServeConfig(_Section):
     retry_after_s: int = Field(1, ge=1, le=3600, description="the Retry-After a 429 carries")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="larger request bodies get 413")
     body_timeout_s: float = Field(30.0, gt=0, description="a request body not in full within this gets 408")
+    header_timeout_s: float = Field(
+        30.0, gt=0, description="a connection whose request headers are not in within this is closed"
+    )
     request_timeout_s: float = Field(300.0, gt=0, description="a question running longer answers 504")
     shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
     max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
