@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine.describe(),
         "command": "python -m bench answers " + " ".join(sys.argv[2:] if argv is None else argv),
         "endpoint": None if a.offline else {"base_url": a.base_url, "model": a.model},
-        "index": str(a.index),
+        "index": os.path.relpath(a.index.resolve(), data.ROOT),  # relative to the checkout: no machine's paths
         "seconds": round(time.perf_counter() - t0, 1),
         **result,
     }
