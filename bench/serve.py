@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         res = run(db.uri, db.password, a.data, levels, a.requests, a.warmup, reimport=not a.skip_import)
     payload = {
         "machine": machine.describe(),
-        "command": "python -m bench serve " + " ".join(argv or sys.argv[1:]),
+        "command": "python -m bench serve " + " ".join(sys.argv[2:] if argv is None else argv),
         **res,
     }
     RAW.mkdir(parents=True, exist_ok=True)
@@ -319,4 +319,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
