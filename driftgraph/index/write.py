@@ -217,18 +217,14 @@ def sync_graph(
     deleted = {"documents": ingest.delete_documents(store, sorted(gone["documents"]), batch_size)}
     for kind in ("claims", "relationships", "chunks", "entities"):
         deleted[kind] = delete_by_id(store, kind, gone[kind], batch_size)
-    numbers = {kind: Numbering(stored) for kind, stored in (state.get("numbers") or {}).items()}
-
-    def number(kind: str) -> Numbering:
-        return numbers.get(kind) or Numbering()
-
-    ingest.write_documents(store, document_rows(docs, number("documents")), batch_size)
-    ingest.write_chunks(store, chunk_rows(chunks, number("chunks")), batch_size, tokens)
-    entities = entity_rows(graph, number("entities"))
+    number = {kind: Numbering(stored) for kind, stored in state["numbers"].items()}  # read_state's, per kind
+    ingest.write_documents(store, document_rows(docs, number["documents"]), batch_size)
+    ingest.write_chunks(store, chunk_rows(chunks, number["chunks"]), batch_size, tokens)
+    entities = entity_rows(graph, number["entities"])
     deleted["mentions"] = prune_entity_mentions(store, entities, batch_size)
     ingest.write_entities(store, entities, batch_size, tokens)
-    ingest.write_relationships(store, relationship_rows(graph, number("relationships")), batch_size, tokens)
-    ingest.write_claims(store, claim_rows(graph, number("claims")), batch_size)
+    ingest.write_relationships(store, relationship_rows(graph, number["relationships"]), batch_size, tokens)
+    ingest.write_claims(store, claim_rows(graph, number["claims"]), batch_size)
     return deleted
 
 

@@ -72,7 +72,8 @@ class Guard:
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
             except TimeoutError:
-                await self._too_slow(send)
+                late = f"request body not received in full within serve.body_timeout_s={self.body_timeout_s:g}s"
+                await _send_error(send, 408, late, "request_timeout", "body", [(b"connection", b"close")])
                 return
             if message["type"] == "http.disconnect":
                 return
@@ -96,16 +97,6 @@ class Guard:
             return following
 
         await self.app(scope, replay, send)
-
-    async def _too_slow(self, send: Any) -> None:
-        await _send_error(
-            send,
-            408,
-            f"request body not received in full within serve.body_timeout_s={self.body_timeout_s:g}s",
-            "request_timeout",
-            "body",
-            [(b"connection", b"close")],
-        )
 
     async def _too_large(self, send: Any) -> None:
         await _send_error(

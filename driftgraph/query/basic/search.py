@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
@@ -110,34 +110,13 @@ def build_basic_context(
         dropped.append((included.pop(), "budget"))
         text = SEPARATOR.join(render_chunk(c.rank, c.payload["text"]) for c in included)
         tokens = rt.count_tokens(text) if text else 0
-    for c in included:
-        recorder.add_item(
-            TraceItem(
-                "chunk",
-                c.id,
-                c.tokens,
-                "included",
-                None,
-                c.rank,
-                c.hop,
-                round(c.score, 6),
-                rerank_score=c.payload.get("rerank_score"),
-            )
-        )
-    for c, reason in sorted(dropped, key=lambda d: d[0].rank):
-        recorder.add_item(
-            TraceItem(
-                "chunk",
-                c.id,
-                c.tokens,
-                "dropped",
-                reason,
-                c.rank,
-                c.hop,
-                round(c.score, 6),
-                rerank_score=c.payload.get("rerank_score"),
-            )
-        )
+    verdicts: list[tuple[Candidate, Literal["included", "dropped"], str | None]] = [
+        *((c, "included", None) for c in included),
+        *((c, "dropped", r) for c, r in sorted(dropped, key=lambda d: d[0].rank)),
+    ]
+    for c, status, reason in verdicts:
+        score, rerank = round(c.score, 6), c.payload.get("rerank_score")
+        recorder.add_item(TraceItem("chunk", c.id, c.tokens, status, reason, c.rank, c.hop, score, rerank_score=rerank))
     if not hits and not fulltext:
         _never_silently_empty(rt)
         recorder.absent_sources.append("chunk")
