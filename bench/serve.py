@@ -3,8 +3,9 @@ HTTP (``driftgraph serve`` as a subprocess, ``POST /v1/query/local``) at concurr
 
 Both sides use the same config (real local embedder, traces stored), the same questions (musique's, cycled)
 and the same Neo4j; the HTTP side is a separate process, as users run it. Per level: p50/p95/mean latency,
-requests/s and errors. Writes ``bench/results/raw/serve.json`` (with the machine and the command) and prints
-a table. ``--data operation-dulce`` runs on the small set when a musique import is too slow for the machine.
+requests/s and errors; apart from the search, what building and encoding the envelope cost. Writes
+``bench/results/raw/serve.json`` (with the machine and the command) and prints a table. ``--data
+operation-dulce`` runs on the small set when a musique import is too slow for the machine.
 """
 
 from __future__ import annotations
@@ -133,6 +134,35 @@ def _paired(direct: Any, over_http: Any, questions: list[str], n: int) -> dict[s
     }
 
 
+def _envelope(eng: Any, questions: list[str], n: int) -> dict[str, Any]:
+    """What the envelope costs apart from the search, per question (ms, median): ``to_dict`` on the result,
+    then encoding it the CLI's way (``json.dumps``) and the server's (``serve/encode.py``); and its size."""
+    from driftgraph import LocalQuery
+    from driftgraph.serve import encode
+
+    build, cli, server, size = [], [], [], []
+    for i in range(n):
+        result = eng.query(LocalQuery(question=questions[i % len(questions)], context_only=True))
+        t0 = time.perf_counter()
+        doc = result.to_dict()
+        t1 = time.perf_counter()
+        json.dumps(doc, ensure_ascii=False, default=str)
+        t2 = time.perf_counter()
+        body = encode.dumps(doc)
+        t3 = time.perf_counter()
+        build.append((t1 - t0) * 1000)
+        cli.append((t2 - t1) * 1000)
+        server.append((t3 - t2) * 1000)
+        size.append(len(body))
+    return {
+        "questions": n,
+        "to_dict_ms": metrics.percentile(build, 50),
+        "json_dumps_ms": metrics.percentile(cli, 50),
+        "server_encode_ms": metrics.percentile(server, 50),
+        "body_kb": metrics.percentile(size, 50) / 1000,
+    }
+
+
 def _config_yaml(workdir: Path, max_concurrency: int) -> Path:
     import yaml
 
@@ -203,6 +233,11 @@ def run(
         for c in levels:
             results["in_process"][str(c)] = r = _load(direct, questions, n, c)
             _log(f"in-process  c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
+        results["envelope"] = e = _envelope(eng, questions, min(n, 48))
+        _log(
+            f"envelope    to_dict {e['to_dict_ms']:.2f} ms  json {e['json_dumps_ms']:.2f} ms  "
+            f"server encoder {e['server_encode_ms']:.2f} ms  {e['body_kb']:.0f} KB (medians)"
+        )
 
     port = _free_port()
     proc = _start_server(workdir, uri, password, port)
@@ -276,6 +311,13 @@ def table(res: dict[str, Any]) -> str:
             f"Paired at concurrency 1 ({p['pairs']} questions asked both ways back to back, order alternating): "
             f"HTTP minus in-process {p['median_diff_ms']:+.1f} ms median "
             f"(in-process {p['in_process_p50_ms']:.1f} ms p50, HTTP {p['http_p50_ms']:.1f} ms p50)"
+        ]
+    if res.get("envelope"):
+        e = res["envelope"]
+        lines += [
+            f"Envelope per question (median of {e['questions']}, in-process): to_dict {e['to_dict_ms']:.2f} ms, "
+            f"encoding {e['server_encode_ms']:.2f} ms with the server's encoder ({e['json_dumps_ms']:.2f} ms with "
+            f"json.dumps, the CLI's), body {e['body_kb']:.0f} KB"
         ]
     if res.get("http_floor_c1"):
         f = res["http_floor_c1"]

@@ -74,3 +74,33 @@ def test_error_map() -> None:
     assert validation_error([{"loc": ("body", "zzz"), "msg": "x", "type": "extra_forbidden"}]).message.endswith(
         "unknown field"
     )
+
+
+def test_server_json_parses_to_the_cli_json() -> None:
+    """The server's encoder (orjson) against the CLI's (json.dumps, default=str) on what an envelope holds:
+    a trace's rows (None kept only for contract keys), non-ASCII text, numpy scalars, dates, tuples."""
+    import datetime as dt
+    import json
+
+    import numpy as np
+
+    from driftgraph.query.trace import EntryCandidate, Trace, TraceItem
+    from driftgraph.serve import encode
+
+    trace = Trace(mode="local", question="Où est Dulce?")
+    trace.add_entry(EntryCandidate(id="e1", title="DULCE — base", score=0.5, status="kept", similarity=0.61))
+    trace.add_item(TraceItem(source="chunk", id="c1", tokens=12, status="dropped", reason="budget", depth=3))
+    data = {
+        "trace": trace.to_dict(),
+        "scores": [np.float64(0.25), np.float32(0.5), np.int64(7), True, None],
+        "pair": (1, "deux"),
+        "at": dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.UTC),
+    }
+    expected = json.loads(json.dumps(data, ensure_ascii=False, default=str))
+    assert json.loads(encode.dumps(data)) == expected
+    assert expected["scores"][0] == 0.25 and expected["at"] == "2026-12-01 23:00:00+00:00"
+    row = expected["trace"]["items"][0]
+    assert row["reason"] == "budget" and row["depth"] == 3 and "via" not in row
+    assert expected["trace"]["entry"][0]["reason"] is None, "a contract key stays when None"
+    assert json.loads(encode.dumps({"x": float("nan")})) == {"x": None}, "NaN is not JSON: null"
+    assert json.loads(encode.dumps({"huge": 2**70})) == {"huge": 2**70}, "beyond 64 bits: json's encoder"

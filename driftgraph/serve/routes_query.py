@@ -9,7 +9,6 @@ prints with ``--json``; with ``"stream": true`` it is server-sent events: ``toke
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -17,6 +16,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
+from driftgraph.serve import encode
 from driftgraph.serve.errors import error_body, from_exception
 from driftgraph.serve.sse import TokenStream, events, frame
 from driftgraph.serve.state import get_state
@@ -32,10 +32,8 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def json_response(data: Any, status: int = 200) -> Response:
-    """JSON with the CLI's encoder (``default=str`` for dates and numpy scalars)."""
-    return Response(
-        json.dumps(data, ensure_ascii=False, default=str), status_code=status, media_type="application/json"
-    )
+    """JSON that parses to what the CLI's ``--json`` prints (``serve/encode.py``)."""
+    return Response(encode.dumps(data), status_code=status, media_type="application/json")
 
 
 def body_model(cls: type[QueryRequest]) -> type[QueryRequest]:

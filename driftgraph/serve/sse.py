@@ -9,11 +9,11 @@ the question: it finishes on its thread and its trace is stored.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from driftgraph.serve import encode
 from driftgraph.serve.errors import error_body, from_exception
 from driftgraph.serve.runner import Runner
 
@@ -23,7 +23,7 @@ _END = object()
 
 def frame(data: Any, event: str | None = None) -> str:
     """One SSE frame; ``data`` is JSON-encoded unless it is already a string (``[DONE]``)."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    text = data if isinstance(data, str) else encode.dumps(data).decode()
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n"
 
