@@ -14,7 +14,7 @@ from driftgraph.api import open_engine
 from driftgraph.config import LocalConfig, PprConfig, parse_config
 from driftgraph.errors import ConfigError
 from driftgraph.query.local.entry import select_entry
-from driftgraph.query.local.ppr import walk
+from driftgraph.query.local.ppr import _passage_weights, walk
 from driftgraph.query.local.rank import score_chunks
 from driftgraph.query.local.search import build_local_context
 from tests.conftest import make_config
@@ -60,6 +60,23 @@ def test_a_chunk_two_seeds_reach_outranks_one_that_one_seed_reaches() -> None:
     assert (w.depth["s1"], w.depth["m"], w.depth["x"]) == (1, 2, 2)
     assert w.via["m"] == "A" and w.via["x"] == "C" and w.via["s1"] == ""
     assert 1 <= w.iterations <= PprConfig().iterations
+
+
+def test_a_clear_best_hit_leads_the_walk_and_the_chunks_share_of_the_restart_is_kept() -> None:
+    # hits s1 (0.70) and s2 (0.55); x1 is one hop from s1 (entity A), x2 one hop from s2 (entity B)
+    entry = _entry([("s1", 0.70), ("s2", 0.55)])
+    x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "x1", "x2")]}
+    mentions = [_mention("s1", "a", "A"), _mention("x1", "a", "A"), _mention("s2", "b", "B"), _mention("x2", "b", "B")]
+    linear = walk(x, entry, PprConfig(passage_weight=1.0, passage_temperature=0), mentions, [])
+    sharp = walk(x, entry, PprConfig(passage_weight=1.0, passage_temperature=0.05), mentions, [])
+    linear_ratio = linear.mass["x1"] / linear.mass["x2"]
+    assert linear_ratio == pytest.approx(0.70 / 0.55, rel=1e-3)  # in proportion to similarity
+    assert sharp.mass["x1"] / sharp.mass["x2"] > 10 * linear_ratio  # exp(0.15 / 0.05) ~ 20x
+    # the chunk hits restart with the same total as before: the entities' share does not shrink
+    cfg = PprConfig(passage_weight=0.05)
+    shared = dict(_passage_weights(entry, cfg))
+    assert sum(shared.values()) == pytest.approx(0.05 * (0.70 + 0.55))
+    assert shared["s1"] > 0.9 * sum(shared.values())
 
 
 def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:

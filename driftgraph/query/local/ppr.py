@@ -3,9 +3,10 @@
 The bridge follows the single strongest link into each chunk; a chunk that two independent paths from the
 question reach (the middle of a 3- or 4-hop chain) gets no more credit than one a single path reaches. PPR
 gets that right by construction: a random walk restarted at the question's seeds (entry entities weighted
-by similarity and specificity, chunk vector hits by ``ppr.passage_weight`` x similarity) spends its time
-where paths from many seeds meet. The graph is the neighbourhood the expansion found plus one more round
-trip (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
+by similarity and specificity; chunk vector hits share ``ppr.passage_weight`` x their summed similarity by
+a softmax at ``ppr.passage_temperature``) spends its time where paths from many seeds meet. The graph is
+the neighbourhood the expansion found plus, with ``ppr.fetch``, one more round trip
+(``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
 best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
 numpy on the edge lists (no dense matrix). Each chunk keeps the hop and path (``via``) of its shortest route
 from a seed, so the trace explains the rank the walk gave it.
@@ -119,18 +120,35 @@ def _seeds(
     entry: EntryResult, cfg: PprConfig, df: dict[str, int], n_chunks: int, idf_max: float
 ) -> dict[tuple[str, str], float]:
     """Restart weights: entities by similarity x idf / idf_max (a rare name is a sharper seed), chunk hits by
-    ``passage_weight`` x similarity; negatives and zeros left out."""
+    ``_passage_weights``; negatives and zeros left out."""
     seeds: dict[tuple[str, str], float] = {}
     for e in entry.entities:
         spec = idf(df.get(e.id, 1), n_chunks) / idf_max
         w = max(float(e.similarity if e.similarity is not None else 0.5), 0.0) * spec
         if w > 0:
             seeds[("e", e.id)] = w
-    for h in entry.chunk_hits:
-        w = cfg.passage_weight * max(h.similarity, 0.0)
+    for cid, w in _passage_weights(entry, cfg):
         if w > 0:
-            seeds[("c", h.id)] = seeds.get(("c", h.id), 0.0) + w
+            seeds[("c", cid)] = seeds.get(("c", cid), 0.0) + w
     return seeds
+
+
+def _passage_weights(entry: EntryResult, cfg: PprConfig) -> list[tuple[str, float]]:
+    """The chunk hits' share of the restart: ``passage_weight`` x their summed similarity in all, split by
+    softmax(similarity / ``passage_temperature``). Sixty hits whose cosines differ by a few hundredths would
+    otherwise restart the walk almost evenly, and links from a middling hit would count as much as links from
+    the one hit that clearly answers the first step. The total stays as before, so the entities' share of the
+    restart (what carries a rare name the question spells out) does not shrink. Temperature 0: in proportion
+    to similarity."""
+    hits = [(h.id, h.similarity) for h in entry.chunk_hits if h.similarity > 0]
+    tau = cfg.passage_temperature
+    if not hits or tau <= 0:
+        return [(cid, cfg.passage_weight * sim) for cid, sim in hits]
+    total = cfg.passage_weight * sum(sim for _, sim in hits)
+    best = max(sim for _, sim in hits)
+    exp = [math.exp((sim - best) / tau) for _, sim in hits]
+    z = sum(exp)
+    return [(cid, total * e / z) for (cid, _), e in zip(hits, exp, strict=True)]
 
 
 class _Graph:
