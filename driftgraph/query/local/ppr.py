@@ -135,9 +135,9 @@ def _seeds(
 
 def _passage_weights(entry: EntryResult, cfg: PprConfig) -> list[tuple[str, float]]:
     """The chunk hits' share of the restart: ``passage_weight`` x their summed similarity in all, split by
-    softmax(similarity / ``passage_temperature``). Sixty hits whose cosines differ by a few hundredths would
-    otherwise restart the walk almost evenly, and links from a middling hit would count as much as links from
-    the one hit that clearly answers the first step. The total stays as before, so the entities' share of the
+    softmax(similarity / ``passage_temperature``). In proportion to similarity, sixty hits whose cosines lie
+    close together restart the walk almost evenly, and links from a middling hit count nearly as much as links
+    from the one hit that clearly answers the first step. The total stays as before, so the entities' share of the
     restart (what carries a rare name the question spells out) does not shrink. Temperature 0: in proportion
     to similarity."""
     hits = [(h.id, h.similarity) for h in entry.chunk_hits if h.similarity > 0]
