@@ -43,9 +43,12 @@ def test_other_embedder_is_refused_naming_both(store):
 def test_reset_removes_driftgraph_data(store):
     ensure_schema(store, "e", 3)
     store.run("tests/seed_entities", rows=[{"id": "x", "title": "X", "description": "", "embedding": [1.0, 0, 0]}])
+    store.run("tests/foreign_pair", entity_id="x")
     store.run_auto("admin/reset")
     assert store.read("admin/counts")[0]["entities"] == 0
     assert read_meta(store) is None
+    # another tool's nodes and the edge between them stay; the edge to the deleted entity went with it
+    assert store.read("tests/foreign_pair_counts")[0] == {"nodes": 2, "knows": 1, "points_at": 0}
 
 
 def test_vector_indexes_are_created_with_the_configured_hnsw_settings(neo4j_cfg, neo4j_config):
