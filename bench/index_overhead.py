@@ -165,7 +165,7 @@ def main() -> None:
             runs, steps = [], []
             with Store(cfg.neo4j) as store:
                 store.run_auto("admin/reset")
-                store.run_script("admin/drop_schema")
+                store.run_auto("admin/drop_schema")
 
                 def index() -> tuple[dict, float]:
                     t0 = time.perf_counter()

@@ -49,7 +49,7 @@ def _reset(neo4j: dict[str, str]) -> None:
 
     with Store(make_config(neo4j).neo4j) as store:
         store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+        store.run_auto("admin/drop_schema")
 
 
 def _outcome(out: dict[str, Any]) -> str:

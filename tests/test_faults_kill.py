@@ -86,7 +86,7 @@ def test_kill_during_index_then_rerun(neo4j_cfg, neo4j_config, fake_llm, tmp_pat
     # a clean run on an empty database (same cache, same deterministic model) is the reference
     with Store(make_config(neo4j_config).neo4j) as store:
         store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+        store.run_auto("admin/drop_schema")
     clean = run_cli(["index", str(docs), "--json"], neo4j_config, fake_llm, tmp_path)
     assert clean.returncode == 0, clean.stderr
     assert after == counts(neo4j_config) and after["duplicate_ids"] == 0 and after["entities"] > 0

@@ -269,7 +269,7 @@ def test_empty_database_is_a_one_line_error(dulce, fake_llm, tmp_path):
     """Runs last: it empties the database."""
     with Store(make_config(dulce).neo4j) as store:
         store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+        store.run_auto("admin/drop_schema")
     res = _cli(tmp_path, dulce, fake_llm, QUESTION)
     assert res.returncode == 1 and "import-graphrag" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

@@ -67,16 +67,33 @@ def test_a_clear_best_hit_leads_the_walk_and_the_chunks_share_of_the_restart_is_
     entry = _entry([("s1", 0.70), ("s2", 0.55)])
     x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "x1", "x2")]}
     mentions = [_mention("s1", "a", "A"), _mention("x1", "a", "A"), _mention("s2", "b", "B"), _mention("x2", "b", "B")]
-    linear = walk(x, entry, PprConfig(passage_weight=1.0, passage_temperature=0), mentions, [])
-    sharp = walk(x, entry, PprConfig(passage_weight=1.0, passage_temperature=0.05), mentions, [])
+    linear = walk(x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0), mentions, [])
+    sharp = walk(x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0.8), mentions, [])
     linear_ratio = linear.mass["x1"] / linear.mass["x2"]
     assert linear_ratio == pytest.approx(0.70 / 0.55, rel=1e-3)  # in proportion to similarity
-    assert sharp.mass["x1"] / sharp.mass["x2"] > 10 * linear_ratio  # exp(0.15 / 0.05) ~ 20x
+    assert sharp.mass["x1"] / sharp.mass["x2"] > 5 * linear_ratio  # spread 0.075: exp(0.15 / 0.06) ~ 12x
     # the chunk hits restart with the same total as before: the entities' share does not shrink
     cfg = PprConfig(passage_weight=0.05)
     shared = dict(_passage_weights(entry, cfg))
     assert sum(shared.values()) == pytest.approx(0.05 * (0.70 + 0.55))
     assert shared["s1"] > 0.9 * sum(shared.values())
+
+
+def test_the_split_of_the_restart_does_not_depend_on_the_embedders_cosine_scale() -> None:
+    # the same ranking of hits from an embedder whose cosines crowd into a third of the range, shifted up
+    sims = [0.62, 0.55, 0.51, 0.47, 0.40, 0.33]
+    wide = dict(_passage_weights(_entry([(f"h{i}", s) for i, s in enumerate(sims)]), PprConfig()))
+    crowded = _entry([(f"h{i}", 0.7 + (s - 0.5) / 3) for i, s in enumerate(sims)])
+    narrow = dict(_passage_weights(crowded, PprConfig()))
+    for share in (wide, narrow):
+        total = sum(share.values())
+        assert share["h0"] / total > 0.4  # the best hit leads in both
+    wide_total, narrow_total = sum(wide.values()), sum(narrow.values())
+    for key in wide:
+        assert wide[key] / wide_total == pytest.approx(narrow[key] / narrow_total, rel=1e-9)
+    # hits that all score the same share the restart evenly (no spread, no division by zero)
+    even = dict(_passage_weights(_entry([("a", 0.5), ("b", 0.5)]), PprConfig()))
+    assert even["a"] == pytest.approx(even["b"]) == pytest.approx(0.05 * 0.5)
 
 
 def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:

@@ -16,7 +16,7 @@ from driftgraph.errors import QuestionError
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "driftgraph"
-STORE_CALLS = {"read", "run", "run_auto", "run_script", "load", "statements", "q"}
+STORE_CALLS = {"read", "run", "run_auto", "load", "statements", "q"}
 
 
 def _modules(base: Path) -> dict[str, ast.Module]:

@@ -22,14 +22,14 @@ BUDGETS = (2000, 4000, 8000, 12000)
 # configuration is 200 assemblies); wider frontiers, bridge_max_df 200/1000 and max_hops 4 measured the same as
 # the bridge's defaults, and ppr.frontier 40 the same as 20.
 GRID: dict[str, dict] = {
-    "defaults (ppr, weight 1, no fetch, passage temperature 0.05)": {},
+    "defaults (ppr, weight 1, no fetch, passage relative temperature 0.8)": {},
     "score ranking + bridge (3 hops)": {"ranking": "score"},
     "ppr weight 0.5": {"ppr": {"weight": 0.5}},
     "ppr weight 3": {"ppr": {"weight": 3.0}},
     "ppr with the fetch (3 trips)": {"ppr": {"fetch": True}},
     "only chunk hits seed the second hop": {"entity_seed_chunks": 0},
-    "chunk hits restart in proportion to similarity": {"ppr": {"passage_temperature": 0.0}},
-    "passage temperature 0.1": {"ppr": {"passage_temperature": 0.1}},
+    "chunk hits restart in proportion to similarity": {"ppr": {"passage_relative_temperature": 0.0}},
+    "passage relative temperature 1.6": {"ppr": {"passage_relative_temperature": 1.6}},
 }
 
 

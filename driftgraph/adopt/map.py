@@ -125,7 +125,7 @@ def ensure_indexes(store: Store, dimensions: int) -> list[str]:
             continue  # ours, on driftgraph's own label
         if info is None:
             params = {"dimensions": dimensions} if name in VECTOR_INDEXES else {}
-            store.run_script(f"adopt/alias_{name}", **params)
+            store.run_auto(f"adopt/alias_{name}", **params)
         aliased.append(name)
     refresh_aliases(store, aliased)
     return aliased

@@ -79,7 +79,7 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
     with stage("embed"):
         embedded = {kind: ingest.embed_pending(store, kind, embedder.embed, batch) for kind in ingest.EMBED_KINDS}
     with stage("indexes"):
-        store.run_script("adopt/await_indexes", seconds=cfg.neo4j.index_wait_s)
+        store.run_auto("adopt/await_indexes", seconds=cfg.neo4j.index_wait_s)
     total = ledger.to_dict(per_phase=True)["total"]
     return {
         "source": found.source,

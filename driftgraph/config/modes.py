@@ -51,12 +51,13 @@ class PprConfig(_Section):
     max_df: int = Field(25, ge=2, description="entities in more chunks are left out of the walked graph")
     damping: float = Field(0.5, gt=0, lt=1, description="probability the walk follows an edge (else restarts)")
     passage_weight: float = Field(0.05, ge=0, description="restart weight of a chunk hit (x similarity) vs entities")
-    passage_temperature: float = Field(
-        0.05,
+    passage_relative_temperature: float = Field(
+        0.8,
         ge=0,
-        le=10,
+        le=100,
         description="the chunk hits' restart mass (passage_weight x their summed similarity) is shared by "
-        "softmax(similarity / this), so a clear best hit leads the walk; 0: in proportion to similarity",
+        "softmax(similarity / (this x the hits' similarity spread)), so a clear best hit leads the walk whatever "
+        "the embedder's cosine scale; 0: in proportion to similarity",
     )
     relation_weight: float = Field(1.0, ge=0, description="weight of a RELATED edge (a mention edge weighs 1)")
     weight: float = Field(1.0, ge=0, description="score = similarity + support + weight x mass / best mass")

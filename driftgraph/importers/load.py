@@ -64,7 +64,7 @@ def run_import(
     refuse_foreign(store, "import-graphrag --reset" if reset else "import-graphrag", reset)
     if reset:
         ingest.delete_all(store)
-        store.run_script("admin/drop_schema")
+        store.run_auto("admin/drop_schema")
         lap("reset")
     rt.ensure_schema()
     mark_filled_by(store, "import-graphrag")

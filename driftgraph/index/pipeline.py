@@ -85,7 +85,7 @@ def run_index(
             refuse_foreign(store, "index --reset" if reset else "index", reset)
             if reset:
                 ingest.delete_all(store)
-                store.run_script("admin/drop_schema")
+                store.run_auto("admin/drop_schema")
             ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
             state = read_state(store)
             _refuse_foreign_index(store, state)

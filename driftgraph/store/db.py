@@ -144,13 +144,8 @@ class Store:
             return rows
 
     def run_auto(self, name: str, **params: Any) -> None:
-        """Auto-commit run, for statements that manage their own transactions (IN TRANSACTIONS)."""
-        with self._session() as session:
-            for text in cypher.statements(name):
-                session.run(text, params).consume()
-
-    def run_script(self, name: str, **params: Any) -> None:
-        """Every statement of a multi-statement file (schema), each in its own transaction."""
+        """Every statement of the file in its own auto-commit transaction: schema scripts (Neo4j refuses schema
+        and data changes in one transaction) and statements that batch themselves (``IN TRANSACTIONS``)."""
         with self._session() as session:
             for text in cypher.statements(name):
                 session.run(text, params).consume()

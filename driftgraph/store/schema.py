@@ -61,9 +61,9 @@ def ensure_schema(store: Store, embedder: str, dimensions: int, hnsw: VectorInde
     no faster than it updates them per row (measured: bench/results/raw/bulk_import.json, "deferred")."""
     check_meta(store, embedder, dimensions)
     hnsw = hnsw or VectorIndexConfig()
-    store.run_script("schema/constraints")
-    store.run_script("schema/fulltext")
-    store.run_script("schema/vector_indexes", dimensions=dimensions, m=hnsw.m, ef_construction=hnsw.ef_construction)
+    store.run_auto("schema/constraints")
+    store.run_auto("schema/fulltext")
+    store.run_auto("schema/vector_indexes", dimensions=dimensions, m=hnsw.m, ef_construction=hnsw.ef_construction)
     store.run("schema/write_meta", schema_version=SCHEMA_VERSION, embedder=embedder, dimensions=dimensions)
 
 

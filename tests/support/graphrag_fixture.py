@@ -242,7 +242,7 @@ def import_chain(cfg: Any, folder: Path) -> Any:
 
     with Store(cfg.neo4j) as store:
         store.run_auto("admin/reset")
-        store.run_script("admin/drop_schema")
+        store.run_auto("admin/drop_schema")
     with open_engine(cfg) as eng:
         eng.import_graphrag(write(folder), reset=True, embed=True)
     return cfg

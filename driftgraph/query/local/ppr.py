@@ -4,8 +4,9 @@ The bridge follows the single strongest link into each chunk; a chunk that two i
 question reach (the middle of a 3- or 4-hop chain) gets no more credit than one a single path reaches. PPR
 gets that right by construction: a random walk restarted at the question's seeds (entry entities weighted
 by similarity and specificity; chunk vector hits share ``ppr.passage_weight`` x their summed similarity by
-a softmax at ``ppr.passage_temperature``) spends its time where paths from many seeds meet. The graph is
-the neighbourhood the expansion found plus, with ``ppr.fetch``, one more round trip
+a softmax whose temperature is ``ppr.passage_relative_temperature`` x their similarity spread) spends its
+time where paths from many seeds meet. The graph is the neighbourhood the expansion found plus, with
+``ppr.fetch``, one more round trip
 (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
 best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
 numpy on the edge lists (no dense matrix). Each chunk keeps the hop and path (``via``) of its shortest route
@@ -135,18 +136,22 @@ def _seeds(
 
 def _passage_weights(entry: EntryResult, cfg: PprConfig) -> list[tuple[str, float]]:
     """The chunk hits' share of the restart: ``passage_weight`` x their summed similarity in all, split by
-    softmax(similarity / ``passage_temperature``). In proportion to similarity, sixty hits whose cosines lie
-    close together restart the walk almost evenly, and links from a middling hit count nearly as much as links
-    from the one hit that clearly answers the first step. The total stays as before, so the entities' share of the
-    restart (what carries a rare name the question spells out) does not shrink. Temperature 0: in proportion
-    to similarity."""
+    softmax(similarity / tau). In proportion to similarity, sixty hits whose cosines lie close together
+    restart the walk almost evenly, and links from a middling hit count nearly as much as links from the one
+    hit that clearly answers the first step. tau is ``passage_relative_temperature`` x the standard deviation
+    of the hits' similarities: embedders differ in how closely their cosines crowd, and a temperature in cosine
+    units tuned on one would be flat or winner-take-all on another. The total stays as before, so the
+    entities' share of the restart (what carries a rare name the question spells out) does not shrink.
+    Relative temperature 0, or hits that all score the same: in proportion to similarity."""
     hits = [(h.id, h.similarity) for h in entry.chunk_hits if h.similarity > 0]
-    tau = cfg.passage_temperature
-    if not hits or tau <= 0:
+    sims = [sim for _, sim in hits]
+    spread = float(np.std(sims)) if sims else 0.0
+    tau = cfg.passage_relative_temperature * spread
+    if not hits or tau <= 1e-12:
         return [(cid, cfg.passage_weight * sim) for cid, sim in hits]
-    total = cfg.passage_weight * sum(sim for _, sim in hits)
-    best = max(sim for _, sim in hits)
-    exp = [math.exp((sim - best) / tau) for _, sim in hits]
+    total = cfg.passage_weight * sum(sims)
+    best = max(sims)
+    exp = [math.exp((sim - best) / tau) for sim in sims]
     z = sum(exp)
     return [(cid, total * e / z) for (cid, _), e in zip(hits, exp, strict=True)]
 
