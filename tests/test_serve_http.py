@@ -57,7 +57,7 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def server(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     cwd = tmp_path_factory.mktemp("serve")
-    write_config(cwd, {"max_concurrency": 16, "max_body_bytes": 4096})
+    write_config(cwd, {"max_concurrency": 16, "max_body_bytes": 4096, "metrics": False})
     srv = Server(cwd, serve_env(dulce, fake)).wait_ready()
     yield srv
     assert srv.stop() in (0, -signal.SIGTERM), srv.output()  # uvicorn re-raises the signal it handled
@@ -293,6 +293,12 @@ def test_cors_is_off_without_serve_cors_origins(server):
     assert "access-control-allow-origin" not in preflight.headers
     res = httpx.get(f"{server.url}/v1/models", headers=origin)
     assert res.status_code == 200 and "access-control-allow-origin" not in res.headers
+
+
+def test_no_metrics_route_with_serve_metrics_false(server):
+    """serve.metrics is on by default (tests/test_serve_ops.py reads it); this server turned it off."""
+    res = httpx.get(f"{server.url}/metrics")
+    assert res.status_code == 404 and "driftgraph_" not in res.text
 
 
 def test_upstream_llm_failure_is_502_with_its_status(server, fake):

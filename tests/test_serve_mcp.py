@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.serve import Server, serve_env, write_config
+from tests.support.serve import Server, metric, metric_samples, serve_env, write_config
 
 QUESTION = "Who leads the team at Dulce base?"
 TOOLS = {"local_search", "drift_search", "global_search", "basic_search", "get_retrieval", "retrieval_cypher"}
@@ -86,5 +86,9 @@ def test_mcp_over_streamable_http(dulce: dict, fake: FakeOpenAI, tmp_path: Path)
     srv = Server(tmp_path, serve_env(dulce, fake), "--mcp").wait_ready()
     try:
         _check(anyio.run(_exercise, f"{srv.url}/mcp"))
+        # the tools' questions count under interface "mcp"; the bad budget never reached the engine
+        samples = metric_samples(srv.url)
+        assert metric(samples, "driftgraph_queries_total", mode="local", interface="mcp", outcome="context_only") == 1
+        assert metric(samples, "driftgraph_queries_total", mode="basic", interface="mcp", outcome="answered") == 1
     finally:
         srv.stop()

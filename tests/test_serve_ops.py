@@ -20,7 +20,7 @@ import pytest
 from driftgraph.store.db import Store
 from tests.conftest import make_config
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.serve import Server, free_port, serve_env, write_config
+from tests.support.serve import Server, free_port, metric, metric_samples, serve_env, write_config
 
 KEY = "sk-driftgraph-test-0f3a9c"
 QUESTION = "Who leads the team at Dulce base?"
@@ -80,6 +80,52 @@ def test_key_required_on_v1_mcp_and_pages_not_on_health(keyed: Server) -> None:
     right = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
     assert "driftgraph-local" in [m.id for m in right.models.list()]
     assert KEY not in keyed.output()
+
+
+def test_metrics_count_requests_by_route_and_questions_with_what_they_spent(keyed: Server, fake: FakeOpenAI) -> None:
+    assert httpx.get(f"{keyed.url}/metrics").status_code == 401, "metrics sit behind the key like /v1"
+    auth = {"Authorization": f"Bearer {KEY}"}
+    before = metric_samples(keyed.url, auth)
+    answered = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=auth, timeout=120)
+    assert answered.status_code == 200, answered.text
+    bad = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": "  "}, headers=auth, timeout=30)
+    assert bad.status_code == 400
+    assert httpx.get(f"{keyed.url}/v1/models").status_code == 401
+    rid = answered.json()["retrieval_id"]
+    assert httpx.get(f"{keyed.url}/v1/retrievals/{rid}", headers=auth, timeout=30).status_code == 200
+    assert httpx.get(f"{keyed.url}/no/such/path/{rid}", headers=auth).status_code == 404
+    right = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
+    right.chat.completions.create(model="driftgraph-basic", messages=[{"role": "user", "content": QUESTION}])
+    fake.fail_next = [401]
+    failed = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=auth, timeout=120)
+    assert failed.status_code == 502, failed.text
+    after = metric_samples(keyed.url, auth)
+
+    def delta(name: str, **labels: str) -> float:
+        return metric(after, name, **labels) - metric(before, name, **labels)
+
+    requests = "driftgraph_http_requests_total"
+    assert delta(requests, route="/v1/query/local", method="POST", status="200") == 1
+    assert delta(requests, route="/v1/query/basic", method="POST", status="400") == 1
+    assert delta(requests, route="/v1/models", method="GET", status="401") == 1
+    assert delta(requests, route="/v1/retrievals/{retrieval_id}", method="GET", status="200") == 1
+    assert delta(requests, route="unmatched", method="GET", status="404") == 1, "unknown paths share one label"
+    assert not any(rid in str(labels) for _, labels in after), "no request value becomes a label"
+    assert delta("driftgraph_http_request_duration_seconds_count", route="/v1/query/local", method="POST") == 2
+    assert delta("driftgraph_queries_total", mode="local", interface="http", outcome="answered") == 1
+    assert delta("driftgraph_queries_total", mode="basic", interface="openai", outcome="answered") == 1
+    assert delta("driftgraph_queries_total", mode="local", interface="http", outcome="upstream_llm_error") == 1
+    assert delta(requests, route="/v1/query/local", method="POST", status="502") == 1
+    assert delta("driftgraph_queries_total", mode="basic", interface="http", outcome="answered") == 0, "400: never ran"
+    cost = answered.json()["cost"]
+    assert cost["prompt_tokens"] > 0 and cost["llm_calls"] > 0
+    tokens = "driftgraph_llm_tokens_total"
+    assert delta(tokens, mode="local", kind="prompt") == cost["prompt_tokens"]
+    assert delta(tokens, mode="local", kind="completion") == cost["completion_tokens"]
+    assert delta("driftgraph_llm_calls_total", mode="local") == cost["llm_calls"]
+    assert delta("driftgraph_context_tokens_sum", mode="local") == answered.json()["context"]["tokens"]
+    assert delta("driftgraph_query_duration_seconds_count", mode="local") == 2  # the failed one too
+    assert metric(after, "driftgraph_questions_running") == 0 and metric(after, "driftgraph_max_concurrency") == 1
 
 
 def test_a_body_that_stalls_is_408_and_its_connection_closed(keyed: Server) -> None:

@@ -54,6 +54,7 @@ def test_bearer_check_and_protected_paths() -> None:
     assert authorized("Bearer k3y", "k3y") and authorized("bearer k3y", "k3y")
     assert not authorized(None, "k3y") and not authorized("Bearer k3", "k3y") and not authorized("Basic k3y", "k3y")
     assert needs_auth("/v1/models") and needs_auth("/mcp") and needs_auth("/retrievals/x") and needs_auth("/v1")
+    assert needs_auth("/metrics")
     assert not needs_auth("/healthz") and not needs_auth("/readyz") and not needs_auth("/v1x")
 
 

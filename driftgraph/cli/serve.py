@@ -16,7 +16,7 @@ def serve(
     port: Annotated[int | None, typer.Option("--port", help="Port (default serve.port, 8765; 0 = any free).")] = None,
     mcp: Annotated[bool, typer.Option("--mcp", help="Also serve MCP (streamable HTTP) at /mcp.")] = False,
 ) -> None:
-    """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/chat/completions, /docs."""
+    """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/chat/completions, /metrics, /docs."""
     import uvicorn
 
     from driftgraph.serve import create_app

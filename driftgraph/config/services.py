@@ -132,3 +132,6 @@ class ServeConfig(_Section):
     shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
     max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = CORS off")
+    metrics: bool = Field(
+        True, description="GET /metrics in Prometheus text format (behind the API key when one is set)"
+    )

@@ -1,4 +1,4 @@
-"""The app factory: one Engine, one Runner, the routes, the error shape, auth, limits, optional MCP at /mcp.
+"""The app factory: one Engine, one Runner, the routes, the error shape, auth, limits, metrics, MCP at /mcp.
 
 ``create_app`` is what ``driftgraph serve`` runs under uvicorn and what tests or users can mount elsewhere.
 Startup opens Neo4j and the embedder once (so concurrent first requests do not race to load them);
@@ -20,6 +20,8 @@ from driftgraph import __version__
 from driftgraph.api import Engine
 from driftgraph.serve import errors
 from driftgraph.serve.guard import Guard
+from driftgraph.serve.metrics import HttpMetrics, Metrics
+from driftgraph.serve.metrics import install as install_metrics
 from driftgraph.serve.runner import Runner
 from driftgraph.serve.state import ServeState
 
@@ -30,12 +32,13 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     """The ASGI app for ``engine`` under its config's ``serve`` section."""
     cfg = engine.config.serve
     runner = Runner(cfg)
-    state = ServeState(engine=engine, runner=runner, cfg=cfg)
+    metrics = Metrics(runner, cfg) if cfg.metrics else None
+    state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics)
     mcp_server = None
     if mcp:
         from driftgraph.serve.mcp_server import build_mcp
 
-        mcp_server = build_mcp(engine, runner)
+        mcp_server = build_mcp(engine, runner, query=lambda request: state.query(request, "mcp"))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -66,6 +69,8 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     app.include_router(routes_query.router)
     app.include_router(routes_retrievals.router)
     app.include_router(openai_compat.router)
+    if metrics is not None:
+        install_metrics(app, metrics)
     if mcp_server is not None:
         mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=cfg.host)
         app.router.routes.extend(mcp_app.routes)
@@ -79,7 +84,11 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
             allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"],
             expose_headers=["Mcp-Session-Id"],
         )
-    return Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
+    guarded = Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
+    if metrics is None:
+        return guarded
+    routers = (routes_query.router, routes_retrievals.router, openai_compat.router)
+    return HttpMetrics(guarded, [*(r for router in routers for r in router.routes), *app.router.routes], metrics)
 
 
 def _warm(engine: Engine) -> None:

@@ -1,6 +1,6 @@
 """Who may call, and from where: the bearer key and the loopback rule.
 
-With ``DRIFTGRAPH_API_KEY`` set, every ``/v1``, ``/mcp`` and ``/retrievals`` request needs
+With ``DRIFTGRAPH_API_KEY`` set, every ``/v1``, ``/mcp``, ``/retrievals`` and ``/metrics`` request needs
 ``Authorization: Bearer KEY`` (compared in constant time). Without a key the server may only bind loopback:
 ``check_exposure`` refuses any other host before a socket opens. The key is never logged or echoed.
 """
@@ -14,7 +14,7 @@ import os
 from driftgraph.errors import ConfigError
 
 API_KEY_ENV = "DRIFTGRAPH_API_KEY"
-PROTECTED = ("/v1", "/mcp", "/retrievals")
+PROTECTED = ("/v1", "/mcp", "/retrievals", "/metrics")
 
 
 def api_key_from_env() -> str | None:

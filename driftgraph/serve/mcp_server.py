@@ -52,8 +52,10 @@ def summary(result: SearchResult) -> dict[str, Any]:
     return {"answer": result.answer, "retrieval_id": result.retrieval_id, "account": account(result)}
 
 
-def build_mcp(engine: Engine, runner: Runner) -> Any:
-    """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate and time limit as HTTP)."""
+def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], SearchResult] | None = None) -> Any:
+    """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate and time limit as HTTP); ``query``
+    answers a request (default ``engine.query``; ``serve`` passes its counted one)."""
+    ask = query or engine.query
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -80,7 +82,7 @@ def build_mcp(engine: Engine, runner: Runner) -> Any:
             request = make()
         except DriftgraphError as err:
             raise ToolError(str(err)) from None
-        return summary(await call(lambda: engine.query(request)))
+        return summary(await call(lambda: ask(request)))
 
     @server.tool()
     async def local_search(

@@ -123,10 +123,10 @@ async def chat_completions(chat: ChatRequest, request: Request) -> Response:
     state = get_state(request)
     question = to_request(chat)
     if not chat.stream:
-        result = await state.runner.call(state.engine.query, question)
+        result = await state.runner.call(state.query, question, "openai")
         return json_response(completion(result, chat.model))
     cid = f"chatcmpl-{uuid.uuid4().hex}"
-    stream = TokenStream(state.runner, lambda on_token: state.engine.query(question, on_token=on_token))
+    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token))
     first = [True]
 
     def on_token(token: str) -> str:

@@ -63,7 +63,7 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
         state = get_state(request)
         question = to_request(cls, body)
         if getattr(body, "stream", False):
-            stream = TokenStream(state.runner, lambda on_token: state.engine.query(question, on_token=on_token))
+            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token))
             gen = events(
                 stream,
                 on_token=lambda t: frame({"text": t}, "token"),
@@ -71,7 +71,7 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
                 on_error=lambda e: [frame(e, "error")],
             )
             return StreamingResponse(gen, media_type="text/event-stream", headers=SSE_HEADERS)
-        result = await state.runner.call(state.engine.query, question)
+        result = await state.runner.call(state.query, question, "http")
         return json_response(result.to_dict())
 
     query.__annotations__["body"] = Body  # a real class: the local name cannot be resolved from a string

@@ -91,3 +91,21 @@ class Server:
                 self.proc.wait()
         self._log.close()
         return self.proc.returncode
+
+
+def metric_samples(url: str, headers: dict[str, str] | None = None) -> dict[tuple[str, frozenset], float]:
+    """Every sample of ``GET {url}/metrics``, read by prometheus_client's own parser: (name, labels) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    res = httpx.get(f"{url}/metrics", headers=headers or {}, timeout=30)
+    assert res.status_code == 200 and res.headers["content-type"].startswith("text/plain"), res.text
+    out: dict[tuple[str, frozenset], float] = {}
+    for family in text_string_to_metric_families(res.text):
+        for sample in family.samples:
+            out[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return out
+
+
+def metric(samples: dict[tuple[str, frozenset], float], name: str, **labels: str) -> float:
+    """One sample's value; 0 when the series has not appeared yet."""
+    return float(samples.get((name, frozenset(labels.items())), 0.0))
