@@ -61,7 +61,7 @@ class Metrics:
         )
         self.context_tokens = Histogram(
             "driftgraph_context_tokens",
-            "context tokens per answered question",
+            "context tokens per finished question",
             ["mode"],
             buckets=TOKEN_BUCKETS,
             registry=r,
