@@ -3,7 +3,7 @@
 python -m bench.metrics_cost --out bench/results/raw/metrics_cost.json
 
 A trivial ASGI app answers with and without ``HttpMetrics`` in front (median of 5 rounds of 20,000
-requests each), and the counters ``Metrics.query`` records for one finished question are timed on their own.
+requests each), and ``Metrics.finished`` (what one finished question records) is timed on its own.
 The engine and the network are left out on purpose: they are the same either way, and the paired serve bench
 (``python -m bench serve``) moves by a few ms between runs, far more than what is measured here.
 """
@@ -20,6 +20,8 @@ from typing import Any
 
 from bench import machine
 from driftgraph.config import ServeConfig
+from driftgraph.query.result import ContextInfo, Cost, LocalResult
+from driftgraph.query.trace import Trace
 from driftgraph.serve import openai_compat, routes_query, routes_retrievals
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.runner import Runner
@@ -50,16 +52,12 @@ async def _per_request_us(app: Any) -> float:
 
 
 def _question_us(m: Metrics) -> float:
+    trace = Trace(mode="local", question="q")
+    cost = Cost(llm_calls=2, prompt_tokens=9000, completion_tokens=300, embedding_tokens=20)
+    result = LocalResult("local", "q", "a", "local-x", ContextInfo("", 7000, 8000), trace, cost, "answered")
     start = time.perf_counter()
     for _ in range(N):
-        m.query_seconds.labels("local").observe(0.1)
-        m.queries.labels("local", "http", "answered").inc()
-        m.context_tokens.labels("local").observe(7000)
-        m.llm_calls.labels("local").inc(2)
-        m.llm_tokens.labels("local", "prompt").inc(9000)
-        m.llm_tokens.labels("local", "completion").inc(300)
-        m.cache_hits.labels("local").inc(0)
-        m.embedding_tokens.labels("local").inc(20)
+        m.finished("local", "http", 0.1, result)
     return (time.perf_counter() - start) / N * 1e6
 
 

@@ -126,6 +126,12 @@ def test_metrics_count_requests_by_route_and_questions_with_what_they_spent(keye
     assert delta("driftgraph_context_tokens_sum", mode="local") == answered.json()["context"]["tokens"]
     assert delta("driftgraph_query_duration_seconds_count", mode="local") == 2  # the failed one too
     assert metric(after, "driftgraph_questions_running") == 0 and metric(after, "driftgraph_max_concurrency") == 1
+    # one log line per question, with the retrieval id to find its trace; never the question's text
+    log = keyed.output()
+    assert "question local via http: answered in " in log and f"retrieval {rid}" in log
+    assert "question basic via openai: answered in " in log
+    assert "question local via http failed after " in log and "upstream_llm_error" in log
+    assert QUESTION not in log
 
 
 def test_a_body_that_stalls_is_408_and_its_connection_closed(keyed: Server) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -31,6 +32,7 @@ def serve(
     check_exposure(cfg.serve.host, key)
     from driftgraph.api import open_engine
 
+    _server_log()
     asgi = create_app(open_engine(cfg), api_key=key, mcp=mcp)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -47,6 +49,23 @@ def serve(
     server.run()
     if not server.started:
         fail(f"could not serve on {cfg.serve.host}:{cfg.serve.port} (see the log above)")
+
+
+class _UvicornStyle(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname + ':':<10}{record.getMessage()}"
+
+
+def _server_log() -> None:
+    """uvicorn configures its own loggers only: the server's lines (one per question, start-up and shutdown
+    warnings) go to stderr beside uvicorn's."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_UvicornStyle())
+    logger = logging.getLogger("driftgraph.serve")
+    if not logger.handlers:
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
 
 
 @app.command("mcp")

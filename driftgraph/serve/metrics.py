@@ -7,10 +7,11 @@ apps in one process, or the tests, do not add up):
 - ``HttpMetrics``, a pure ASGI layer outside the auth guard (a 401 counts too), labels each request by its
   route template (``/v1/retrievals/{retrieval_id}``, ``unmatched`` for unknown paths), so label values stay a
   fixed set whatever clients send; a streamed answer is timed to its last byte.
-- ``Metrics.query`` wraps every engine call the HTTP routes, the OpenAI-compatible endpoint and ``/mcp``
-  make, on the worker thread: questions by mode, interface and outcome (the stop reason, or the error type),
-  their duration, context size and what they spent (chat calls, tokens, cache hits, embedding tokens). A
-  question that outlived ``serve.request_timeout_s`` is counted when it really ends, with what it spent.
+- ``ServeState.query``, the one engine call the HTTP routes, the OpenAI-compatible endpoint and ``/mcp``
+  make (on the worker thread), reports each question to ``Metrics.finished`` or ``Metrics.failed``: by
+  mode, interface and outcome (the stop reason, or the error type), its duration, context size and what it
+  spent (chat calls, tokens, cache hits, embedding tokens). A question that outlived
+  ``serve.request_timeout_s`` is counted when it really ends, with what it spent.
 
 Question text never becomes a label.
 """
@@ -18,16 +19,13 @@ Question text never becomes a label.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 from starlette.routing import Match
 
-from driftgraph import QueryRequest, SearchResult, __version__
-from driftgraph.api import Engine
+from driftgraph import SearchResult, __version__
 from driftgraph.config import ServeConfig
-from driftgraph.serve.errors import from_exception
 from driftgraph.serve.runner import Runner
 
 HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -81,19 +79,9 @@ class Metrics:
         Gauge("driftgraph_max_concurrency", "serve.max_concurrency", registry=r).set(cfg.max_concurrency)
         Info("driftgraph_build", "the driftgraph version serving", registry=r).info({"version": __version__})
 
-    def query(
-        self, engine: Engine, request: QueryRequest, interface: str, on_token: Callable[[str], None] | None = None
-    ) -> SearchResult:
-        """``engine.query(request)``, counted and timed (runs on the worker thread)."""
-        mode = request.mode
-        start = time.perf_counter()
-        try:
-            result = engine.query(request, on_token=on_token)
-        except Exception as err:
-            self.query_seconds.labels(mode).observe(time.perf_counter() - start)
-            self.queries.labels(mode, interface, from_exception(err).type).inc()
-            raise
-        self.query_seconds.labels(mode).observe(time.perf_counter() - start)
+    def finished(self, mode: str, interface: str, seconds: float, result: SearchResult) -> None:
+        """One question that ended with a result: its outcome, time, context size and spend."""
+        self.query_seconds.labels(mode).observe(seconds)
         self.queries.labels(mode, interface, result.stop_reason or "answered").inc()
         self.context_tokens.labels(mode).observe(result.context.tokens)
         cost = result.cost
@@ -102,7 +90,11 @@ class Metrics:
         self.llm_tokens.labels(mode, "completion").inc(cost.completion_tokens)
         self.cache_hits.labels(mode).inc(cost.cache_hits)
         self.embedding_tokens.labels(mode).inc(cost.embedding_tokens)
-        return result
+
+    def failed(self, mode: str, interface: str, seconds: float, error_type: str) -> None:
+        """One question that raised: counted under its error type (``serve/errors.py``)."""
+        self.query_seconds.labels(mode).observe(seconds)
+        self.queries.labels(mode, interface, error_type).inc()
 
     def exposition(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

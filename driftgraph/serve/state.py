@@ -1,7 +1,15 @@
-"""What every route shares: the one Engine, the runner that bounds its calls, the serve settings, the metrics."""
+"""What every route shares: the one Engine, the runner that bounds its calls, the serve settings, the metrics.
+
+``ServeState.query`` is the one engine call every interface makes (HTTP routes, the OpenAI-compatible endpoint,
+``/mcp``), on a worker thread: it logs one line per question (mode, interface, outcome, time, context tokens,
+spend, retrieval id; never the question's text, which may hold what users would not want in a log) and
+reports it to the metrics when ``serve.metrics`` is on.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -10,8 +18,11 @@ from fastapi import Request
 from driftgraph import QueryRequest, SearchResult
 from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
+from driftgraph.serve.errors import from_exception
 from driftgraph.serve.metrics import Metrics
 from driftgraph.serve.runner import Runner
+
+log = logging.getLogger("driftgraph.serve")
 
 
 @dataclass
@@ -24,10 +35,44 @@ class ServeState:
     def query(
         self, request: QueryRequest, interface: str, on_token: Callable[[str], None] | None = None
     ) -> SearchResult:
-        """The engine call every interface makes (on a worker thread), counted when ``serve.metrics`` is on."""
+        """``engine.query(request)``, logged and counted."""
+        mode = request.mode
+        start = time.perf_counter()
+        try:
+            result = self.engine.query(request, on_token=on_token)
+        except Exception as err:
+            seconds = time.perf_counter() - start
+            kind = from_exception(err).type
+            rid = getattr(err, "retrieval_id", None)
+            log.warning(
+                "question %s via %s failed after %.0f ms: %s (%s)%s",
+                mode,
+                interface,
+                seconds * 1000,
+                kind,
+                type(err).__name__,
+                f", retrieval {rid}" if rid else "",
+            )
+            if self.metrics is not None:
+                self.metrics.failed(mode, interface, seconds, kind)
+            raise
+        seconds = time.perf_counter() - start
+        cost = result.cost
+        log.info(
+            "question %s via %s: %s in %.0f ms, %d context tokens, %d LLM calls, %d+%d tokens, retrieval %s",
+            mode,
+            interface,
+            result.stop_reason or "answered",
+            seconds * 1000,
+            result.context.tokens,
+            cost.llm_calls,
+            cost.prompt_tokens,
+            cost.completion_tokens,
+            result.retrieval_id,
+        )
         if self.metrics is not None:
-            return self.metrics.query(self.engine, request, interface, on_token)
-        return self.engine.query(request, on_token=on_token)
+            self.metrics.finished(mode, interface, seconds, result)
+        return result
 
 
 def get_state(request: Request) -> ServeState:
