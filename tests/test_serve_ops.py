@@ -23,6 +23,7 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.serve import Server, free_port, metric, metric_samples, serve_env, write_config
 
 KEY = "sk-driftgraph-test-0f3a9c"
+OLD_KEY = "sk-driftgraph-test-retiring-77d1"  # served beside KEY: a rotation in progress
 QUESTION = "Who leads the team at Dulce base?"
 ORIGIN = "http://chat-ui.example"
 
@@ -60,7 +61,7 @@ def keyed(dulce: dict, fake: FakeOpenAI, tmp_path_factory: pytest.TempPathFactor
             "cors_origins": [ORIGIN],
         },
     )
-    srv = Server(cwd, serve_env(dulce, fake, api_key=KEY), "--mcp").wait_ready()
+    srv = Server(cwd, serve_env(dulce, fake, api_key=f"{OLD_KEY}, {KEY}"), "--mcp").wait_ready()
     yield srv
     srv.stop()
 
@@ -79,7 +80,12 @@ def test_key_required_on_v1_mcp_and_pages_not_on_health(keyed: Server) -> None:
         wrong.models.list()
     right = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
     assert "driftgraph-local" in [m.id for m in right.models.list()]
-    assert KEY not in keyed.output()
+    retiring = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=OLD_KEY, max_retries=0)
+    assert "driftgraph-local" in [m.id for m in retiring.models.list()], "both keys of a rotation are served"
+    both = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=f"{OLD_KEY}, {KEY}", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        both.models.list()
+    assert KEY not in keyed.output() and OLD_KEY not in keyed.output()
 
 
 def test_metrics_count_requests_by_route_and_questions_with_what_they_spent(keyed: Server, fake: FakeOpenAI) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from driftgraph.config import ServeConfig
 from driftgraph.errors import ConfigError, FatalLLMError, HistoryError, RetrievalNotFound, StoreError
-from driftgraph.serve.auth import authorized, check_exposure, is_loopback, needs_auth
+from driftgraph.serve.auth import api_key_from_env, authorized, check_exposure, is_loopback, keys, needs_auth
 from driftgraph.serve.errors import ApiError, from_exception, validation_error
 from driftgraph.serve.runner import Runner
 
@@ -55,6 +55,19 @@ def test_bearer_check_and_protected_paths() -> None:
     assert not authorized(None, "k3y") and not authorized("Bearer k3", "k3y") and not authorized("Basic k3y", "k3y")
     assert needs_auth("/v1/models") and needs_auth("/mcp") and needs_auth("/retrievals/x") and needs_auth("/v1")
     assert needs_auth("/metrics")
+    # several keys (rotation): any one is accepted, the list itself is not a key, empty parts are no key
+    assert authorized("Bearer old", "old, new") and authorized("Bearer new", "old, new")
+    assert not authorized("Bearer old, new", "old, new") and not authorized("Bearer ", "old,,new")
+    assert keys(" a ,, b ,") == ["a", "b"] and keys(" , ") == []
+
+
+def test_a_key_variable_with_no_key_in_it_is_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIFTGRAPH_API_KEY", " , ")
+    assert api_key_from_env() is None
+    with pytest.raises(ConfigError):
+        check_exposure("0.0.0.0", api_key_from_env())
+    monkeypatch.setenv("DRIFTGRAPH_API_KEY", " old,new ")
+    assert api_key_from_env() == "old,new"
     assert not needs_auth("/healthz") and not needs_auth("/readyz") and not needs_auth("/v1x")
 
 

@@ -1,8 +1,10 @@
 """Who may call, and from where: the bearer key and the loopback rule.
 
 With ``DRIFTGRAPH_API_KEY`` set, every ``/v1``, ``/mcp``, ``/retrievals`` and ``/metrics`` request needs
-``Authorization: Bearer KEY`` (compared in constant time). Without a key the server may only bind loopback:
-``check_exposure`` refuses any other host before a socket opens. The key is never logged or echoed.
+``Authorization: Bearer KEY`` (compared in constant time). The variable may list several keys separated by
+commas, any of which is accepted: a key is rotated by serving old and new together until every client has
+the new one. Without a key the server may only bind loopback: ``check_exposure`` refuses any other host
+before a socket opens. No key is ever logged or echoed.
 """
 
 from __future__ import annotations
@@ -18,8 +20,14 @@ PROTECTED = ("/v1", "/mcp", "/retrievals", "/metrics")
 
 
 def api_key_from_env() -> str | None:
-    key = os.environ.get(API_KEY_ENV, "").strip()
-    return key or None
+    """The variable as set (one key, or several separated by commas); None when it holds no key."""
+    raw = os.environ.get(API_KEY_ENV, "")
+    return raw.strip() if keys(raw) else None
+
+
+def keys(api_key: str) -> list[str]:
+    """The keys a ``DRIFTGRAPH_API_KEY`` value lists: comma-separated, surrounding spaces and empty parts dropped."""
+    return [k.strip() for k in api_key.split(",") if k.strip()]
 
 
 def is_loopback(host: str) -> bool:
@@ -45,10 +53,13 @@ def needs_auth(path: str) -> bool:
 
 
 def authorized(header: str | None, api_key: str) -> bool:
-    """``Authorization: Bearer KEY``, compared in constant time."""
+    """``Authorization: Bearer KEY`` for one of the listed keys, each compared in constant time (all of them,
+    so the time does not say which one matched)."""
     if not header:
         return False
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(token.strip().encode(), api_key.encode())
+    sent = token.strip().encode()
+    matches = [hmac.compare_digest(sent, key.encode()) for key in keys(api_key)]
+    return any(matches)
