@@ -79,3 +79,29 @@ def test_doctor_json_against_real_neo4j(neo4j_cfg, tmp_path):
     report = json.loads(res.stdout)
     assert report["neo4j"]["ok"] is True and report["neo4j"]["version"].startswith("5.")
     assert report["embedder"]["dimensions"] == 384
+
+
+def test_serve_without_its_extra_is_one_line_naming_the_install():
+    """An install whose serve extra lacks a package (here prometheus_client, hidden from the import system)."""
+    code = (
+        "import sys; sys.modules['prometheus_client'] = None; sys.argv = ['driftgraph', 'serve']; "
+        "from driftgraph.cli import main; main()"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1
+    assert res.stderr.strip().count("\n") == 0, res.stderr
+    assert "prometheus_client missing" in res.stderr and "pip install 'driftgraph[serve]'" in res.stderr
+
+
+def test_the_serve_extra_check_names_what_pyproject_installs():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from driftgraph.cli.serve import SERVE_EXTRA
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    wanted = [
+        re.split(r"[<>=!~\[ ;]", dep, maxsplit=1)[0] for dep in project["project"]["optional-dependencies"]["serve"]
+    ]
+    assert sorted(SERVE_EXTRA) == sorted(wanted)

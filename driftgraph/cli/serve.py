@@ -18,6 +18,7 @@ def serve(
     mcp: Annotated[bool, typer.Option("--mcp", help="Also serve MCP (streamable HTTP) at /mcp.")] = False,
 ) -> None:
     """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/chat/completions, /metrics, /docs."""
+    _need_serve_extra()
     import uvicorn
 
     from driftgraph.serve import create_app
@@ -51,6 +52,24 @@ def serve(
         fail(f"could not serve on {cfg.serve.host}:{cfg.serve.port} (see the log above)")
 
 
+SERVE_EXTRA = ("fastapi", "uvicorn", "mcp", "orjson", "prometheus_client")  # pyproject.toml's serve extra
+
+
+def _need_serve_extra() -> None:
+    """One line naming what to install, not an import traceback, when the serve extra is missing or partial
+    (an install from before a dependency joined it)."""
+    import importlib
+
+    missing = []
+    for name in SERVE_EXTRA:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        fail(f"serving needs the serve extra ({', '.join(missing)} missing): pip install 'driftgraph[serve]'")
+
+
 class _UvicornStyle(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return f"{record.levelname + ':':<10}{record.getMessage()}"
@@ -71,6 +90,7 @@ def _server_log() -> None:
 @app.command("mcp")
 def mcp_stdio() -> None:
     """Serve MCP over stdio (for agents that start driftgraph themselves; see README "Serving")."""
+    _need_serve_extra()
     from driftgraph.serve.mcp_server import build_mcp
     from driftgraph.serve.runner import Runner
 
