@@ -264,16 +264,37 @@ def test_sigterm_lets_the_question_in_flight_finish_and_store_its_trace(
     assert "Application shutdown complete" in srv.output()
 
 
+def test_retention_deletes_old_retrievals_while_serving(dulce: dict, fake: FakeOpenAI, tmp_path: Path) -> None:
+    """serve.trace_retention_days (here 3 s) with a 0.5 s interval: a stored trace is there, then gone."""
+    write_config(tmp_path, {"trace_retention_days": 3 / 86400, "trace_prune_interval_s": 0.5})
+    srv = Server(tmp_path, serve_env(dulce, fake)).wait_ready()
+    try:
+        res = httpx.post(f"{srv.url}/v1/query/local", json={"question": QUESTION, "context_only": True}, timeout=120)
+        assert res.status_code == 200, res.text
+        rid = res.json()["retrieval_id"]
+        assert _stored(dulce, rid), "younger than the retention: kept"
+        deadline = time.monotonic() + 60
+        while _stored(dulce, rid):
+            assert time.monotonic() < deadline, "the retrieval outlived serve.trace_retention_days"
+            time.sleep(0.5)
+        assert metric(metric_samples(srv.url), "driftgraph_retrievals_pruned_total") >= 1
+    finally:
+        srv.stop()
+    assert "trace retention: deleted" in srv.output()
+
+
 def test_neo4j_down_is_503_and_not_ready(tmp_path: Path, fake: FakeOpenAI) -> None:
     dead = {"uri": f"bolt://127.0.0.1:{free_port()}", "password": "x"}
-    write_config(tmp_path)
+    write_config(tmp_path, {"trace_retention_days": 1, "trace_prune_interval_s": 0.5})
     srv = Server(tmp_path, serve_env(dead, fake)).wait_ready()
     try:
         res = httpx.post(f"{srv.url}/v1/query/local", json={"question": QUESTION}, timeout=120)
         ready = httpx.get(f"{srv.url}/readyz", timeout=120)
         listed = httpx.get(f"{srv.url}/v1/retrievals", timeout=120)
+        failures = metric(metric_samples(srv.url), "driftgraph_prune_failures_total")
     finally:
         srv.stop()
+    assert failures >= 1 and "trace retention: prune failed" in srv.output(), "a failed prune is logged, not fatal"
     assert res.status_code == 503, res.text
     assert res.json()["error"] == {**res.json()["error"], "type": "store_unavailable", "code": "neo4j"}
     assert ready.status_code == 503 and ready.json()["error"]["type"] == "not_ready"

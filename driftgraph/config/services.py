@@ -135,3 +135,9 @@ class ServeConfig(_Section):
     metrics: bool = Field(
         True, description="GET /metrics in Prometheus text format (behind the API key when one is set)"
     )
+    trace_retention_days: float = Field(
+        0, ge=0, description="serve deletes stored retrievals older than this many days; 0 keeps them all"
+    )
+    trace_prune_interval_s: float = Field(
+        3600, gt=0, description="how often serve prunes (with trace_retention_days set), first at start"
+    )

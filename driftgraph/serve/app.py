@@ -22,6 +22,7 @@ from driftgraph.serve import errors
 from driftgraph.serve.guard import Guard
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.metrics import install as install_metrics
+from driftgraph.serve.retention import prune_forever
 from driftgraph.serve.runner import Runner
 from driftgraph.serve.state import ServeState
 
@@ -47,9 +48,16 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
         async with contextlib.AsyncExitStack() as stack:
             if mcp_server is not None:
                 await stack.enter_async_context(mcp_server.session_manager.run())
+            pruning = None
+            if cfg.trace_retention_days > 0:
+                pruning = asyncio.create_task(prune_forever(engine, cfg, metrics))
             try:
                 yield
             finally:
+                if pruning is not None:
+                    pruning.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pruning
                 if runner.running:
                     log.warning("waiting up to %gs for %d running questions", cfg.shutdown_grace_s, runner.running)
                 if not await asyncio.to_thread(runner.drain, cfg.shutdown_grace_s):

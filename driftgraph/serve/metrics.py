@@ -74,6 +74,10 @@ class Metrics:
         self.embedding_tokens = Counter(
             "driftgraph_embedding_tokens", "tokens embedded for questions", ["mode"], registry=r
         )
+        self.pruned = Counter(
+            "driftgraph_retrievals_pruned", "stored retrievals deleted by serve.trace_retention_days", registry=r
+        )
+        self.prune_failures = Counter("driftgraph_prune_failures", "trace retention prunes that failed", registry=r)
         running = Gauge("driftgraph_questions_running", "questions on worker threads now", registry=r)
         running.set_function(lambda: runner.running)
         Gauge("driftgraph_max_concurrency", "serve.max_concurrency", registry=r).set(cfg.max_concurrency)
