@@ -3,7 +3,8 @@
 python -m bench.metrics_cost --out bench/results/raw/metrics_cost.json
 
 A trivial ASGI app answers with and without ``HttpMetrics`` in front (median of 5 rounds of 20,000
-requests each), and ``Metrics.finished`` (what one finished question records) is timed on its own.
+requests each); ``Metrics.finished`` (what one finished question records) and the question's log line (to a
+file, as ``serve`` writes it) are timed on their own.
 The engine and the network are left out on purpose: they are the same either way, and the paired serve bench
 (``python -m bench serve``) moves by a few ms between runs, far more than what is measured here.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,34 @@ def _question_us(m: Metrics) -> float:
     return (time.perf_counter() - start) / N * 1e6
 
 
+def _log_line_us() -> float:
+    """The per-question line ``ServeState.query`` writes, through a handler like ``serve``'s, to a file."""
+    logger = logging.getLogger("bench.metrics_cost")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    with tempfile.TemporaryDirectory() as tmp:
+        handler = logging.FileHandler(Path(tmp) / "serve.log")
+        logger.addHandler(handler)
+        start = time.perf_counter()
+        for _ in range(N):
+            logger.info(
+                "question %s via %s: %s in %.0f ms, %d context tokens, %d LLM calls, %d+%d tokens, retrieval %s",
+                "local",
+                "http",
+                "answered",
+                152.0,
+                7000,
+                2,
+                9000,
+                300,
+                "local-20261202T023849-cbf239ea",
+            )
+        spent = (time.perf_counter() - start) / N * 1e6
+        logger.removeHandler(handler)
+        handler.close()
+    return spent
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -72,6 +103,7 @@ def main() -> None:
     bare = statistics.median(asyncio.run(_per_request_us(_app)) for _ in range(ROUNDS))
     layered = statistics.median(asyncio.run(_per_request_us(wrapped)) for _ in range(ROUNDS))
     question = statistics.median(_question_us(metrics) for _ in range(ROUNDS))
+    log_line = statistics.median(_log_line_us() for _ in range(ROUNDS))
     out = {
         "machine": machine.describe(),
         "command": "python -m bench.metrics_cost --out " + str(a.out),
@@ -81,6 +113,7 @@ def main() -> None:
         "with_http_metrics_us": round(layered, 2),
         "http_layer_us": round(layered - bare, 2),
         "question_counters_us": round(question, 2),
+        "question_log_line_us": round(log_line, 2),
     }
     a.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(out, indent=1))
