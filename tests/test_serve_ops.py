@@ -92,11 +92,14 @@ def test_metrics_count_requests_by_route_and_questions_with_what_they_spent(keye
     assert httpx.get(f"{keyed.url}/metrics").status_code == 401, "metrics sit behind the key like /v1"
     auth = {"Authorization": f"Bearer {KEY}"}
     before = metric_samples(keyed.url, auth)
-    answered = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=auth, timeout=120)
+    tagged = {**auth, "X-Request-Id": "client-7f3a.42"}
+    answered = httpx.post(f"{keyed.url}/v1/query/local", json={"question": QUESTION}, headers=tagged, timeout=120)
     assert answered.status_code == 200, answered.text
+    assert answered.headers["x-request-id"] == "client-7f3a.42", "a client's id is echoed"
     bad = httpx.post(f"{keyed.url}/v1/query/basic", json={"question": "  "}, headers=auth, timeout=30)
     assert bad.status_code == 400
-    assert httpx.get(f"{keyed.url}/v1/models").status_code == 401
+    refused = httpx.get(f"{keyed.url}/v1/models", headers={"X-Request-Id": "has spaces"})
+    assert refused.status_code == 401 and len(refused.headers["x-request-id"]) == 32, "unsafe ids are replaced"
     rid = answered.json()["retrieval_id"]
     assert httpx.get(f"{keyed.url}/v1/retrievals/{rid}", headers=auth, timeout=30).status_code == 200
     assert httpx.get(f"{keyed.url}/no/such/path/{rid}", headers=auth).status_code == 404
@@ -134,7 +137,7 @@ def test_metrics_count_requests_by_route_and_questions_with_what_they_spent(keye
     assert metric(after, "driftgraph_questions_running") == 0 and metric(after, "driftgraph_max_concurrency") == 1
     # one log line per question, with the retrieval id to find its trace; never the question's text
     log = keyed.output()
-    assert "question local via http: answered in " in log and f"retrieval {rid}" in log
+    assert "question local via http: answered in " in log and f"retrieval {rid}, request client-7f3a.42" in log
     assert "question basic via openai: answered in " in log
     assert "question local via http failed after " in log and "upstream_llm_error" in log
     assert QUESTION not in log

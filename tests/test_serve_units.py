@@ -118,3 +118,13 @@ def test_server_json_parses_to_the_cli_json() -> None:
     assert expected["trace"]["entry"][0]["reason"] is None, "a contract key stays when None"
     assert json.loads(encode.dumps({"x": float("nan")})) == {"x": None}, "NaN is not JSON: null"
     assert json.loads(encode.dumps({"huge": 2**70})) == {"huge": 2**70}, "beyond 64 bits: json's encoder"
+
+
+def test_request_ids_a_client_sends_are_kept_only_when_safe() -> None:
+    from driftgraph.serve.request_id import accepted
+
+    assert accepted("req-1.a:B_2") == "req-1.a:B_2"
+    for unsafe in (None, "", "a b", "x\nINFO: forged", "é", "a" * 129):
+        fresh = accepted(unsafe)
+        assert fresh != unsafe and len(fresh) == 32 and int(fresh, 16) >= 0
+    assert accepted(None) != accepted(None)

@@ -22,6 +22,7 @@ from driftgraph.serve import errors
 from driftgraph.serve.guard import Guard
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.metrics import install as install_metrics
+from driftgraph.serve.request_id import RequestId
 from driftgraph.serve.retention import prune_forever
 from driftgraph.serve.runner import Runner
 from driftgraph.serve.state import ServeState
@@ -94,9 +95,10 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
         )
     guarded = Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
     if metrics is None:
-        return guarded
+        return RequestId(guarded)
     routers = (routes_query.router, routes_retrievals.router, openai_compat.router)
-    return HttpMetrics(guarded, [*(r for router in routers for r in router.routes), *app.router.routes], metrics)
+    routes = [*(r for router in routers for r in router.routes), *app.router.routes]
+    return RequestId(HttpMetrics(guarded, routes, metrics))
 
 
 def _warm(engine: Engine) -> None:

@@ -23,7 +23,7 @@ from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryReq
 from driftgraph.serve.errors import ApiError
 from driftgraph.serve.routes_query import SSE_HEADERS, json_response
 from driftgraph.serve.sse import TokenStream, events, frame
-from driftgraph.serve.state import get_state
+from driftgraph.serve.state import get_state, request_id
 
 router = APIRouter()
 MODELS: dict[str, type[QueryRequest]] = {
@@ -120,13 +120,13 @@ async def list_models() -> dict[str, Any]:
 @router.post("/v1/chat/completions", tags=["openai"])
 async def chat_completions(chat: ChatRequest, request: Request) -> Response:
     """OpenAI's chat completion over one of the modes; the id is the retrieval id."""
-    state = get_state(request)
+    state, rid = get_state(request), request_id(request)
     question = to_request(chat)
     if not chat.stream:
-        result = await state.runner.call(state.query, question, "openai")
+        result = await state.runner.call(state.query, question, "openai", None, rid)
         return json_response(completion(result, chat.model))
     cid = f"chatcmpl-{uuid.uuid4().hex}"
-    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token))
+    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token, rid))
     first = [True]
 
     def on_token(token: str) -> str:

@@ -19,7 +19,7 @@ from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryReq
 from driftgraph.serve import encode
 from driftgraph.serve.errors import error_body, from_exception
 from driftgraph.serve.sse import TokenStream, events, frame
-from driftgraph.serve.state import get_state
+from driftgraph.serve.state import get_state, request_id
 
 router = APIRouter()
 MODES: dict[str, type[QueryRequest]] = {
@@ -60,10 +60,10 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
     Body = body_model(cls)
 
     async def query(body: Body, request: Request) -> Response:  # type: ignore[valid-type]
-        state = get_state(request)
+        state, rid = get_state(request), request_id(request)
         question = to_request(cls, body)
         if getattr(body, "stream", False):
-            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token))
+            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token, rid))
             gen = events(
                 stream,
                 on_token=lambda t: frame({"text": t}, "token"),
@@ -71,7 +71,7 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
                 on_error=lambda e: [frame(e, "error")],
             )
             return StreamingResponse(gen, media_type="text/event-stream", headers=SSE_HEADERS)
-        result = await state.runner.call(state.query, question, "http")
+        result = await state.runner.call(state.query, question, "http", None, rid)
         return json_response(result.to_dict())
 
     query.__annotations__["body"] = Body  # a real class: the local name cannot be resolved from a string

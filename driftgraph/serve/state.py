@@ -20,6 +20,7 @@ from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
 from driftgraph.serve.errors import from_exception
 from driftgraph.serve.metrics import Metrics
+from driftgraph.serve.request_id import SCOPE_KEY
 from driftgraph.serve.runner import Runner
 
 log = logging.getLogger("driftgraph.serve")
@@ -33,9 +34,13 @@ class ServeState:
     metrics: Metrics | None = None
 
     def query(
-        self, request: QueryRequest, interface: str, on_token: Callable[[str], None] | None = None
+        self,
+        request: QueryRequest,
+        interface: str,
+        on_token: Callable[[str], None] | None = None,
+        request_id: str | None = None,
     ) -> SearchResult:
-        """``engine.query(request)``, logged and counted."""
+        """``engine.query(request)``, logged (with the HTTP request's ``X-Request-Id``) and counted."""
         mode = request.mode
         start = time.perf_counter()
         try:
@@ -45,13 +50,14 @@ class ServeState:
             kind = from_exception(err).type
             rid = getattr(err, "retrieval_id", None)
             log.warning(
-                "question %s via %s failed after %.0f ms: %s (%s)%s",
+                "question %s via %s failed after %.0f ms: %s (%s)%s%s",
                 mode,
                 interface,
                 seconds * 1000,
                 kind,
                 type(err).__name__,
                 f", retrieval {rid}" if rid else "",
+                f", request {request_id}" if request_id else "",
             )
             if self.metrics is not None:
                 self.metrics.failed(mode, interface, seconds, kind)
@@ -59,7 +65,7 @@ class ServeState:
         seconds = time.perf_counter() - start
         cost = result.cost
         log.info(
-            "question %s via %s: %s in %.0f ms, %d context tokens, %d LLM calls, %d+%d tokens, retrieval %s",
+            "question %s via %s: %s in %.0f ms, %d context tokens, %d LLM calls, %d+%d tokens, retrieval %s%s",
             mode,
             interface,
             result.stop_reason or "answered",
@@ -69,6 +75,7 @@ class ServeState:
             cost.prompt_tokens,
             cost.completion_tokens,
             result.retrieval_id,
+            f", request {request_id}" if request_id else "",
         )
         if self.metrics is not None:
             self.metrics.finished(mode, interface, seconds, result)
@@ -78,3 +85,9 @@ class ServeState:
 def get_state(request: Request) -> ServeState:
     state: ServeState = request.app.state.driftgraph
     return state
+
+
+def request_id(request: Request) -> str | None:
+    """The id ``serve/request_id.py`` gave this HTTP request (None when the app runs without that layer)."""
+    value = request.scope.get(SCOPE_KEY)
+    return value if isinstance(value, str) else None
