@@ -1,12 +1,13 @@
-"""What ``GET /metrics`` costs a request: the ASGI layer and one question's counters, in process.
+"""What the serve layers cost a request: ``/metrics``' ASGI layer, ``X-Request-Id``'s, a question's counters and
+log line, in process.
 
 python -m bench.metrics_cost --out bench/results/raw/metrics_cost.json
 
-A trivial ASGI app answers with and without ``HttpMetrics`` in front (median of 5 rounds of 20,000
-requests each); ``Metrics.finished`` (what one finished question records) and the question's log line (to a
-file, as ``serve`` writes it) are timed on their own.
-The engine and the network are left out on purpose: they are the same either way, and the paired serve bench
-(``python -m bench serve``) moves by a few ms between runs, far more than what is measured here.
+A trivial ASGI app answers bare, with ``HttpMetrics`` and with ``RequestId`` in front too (median of 5 rounds
+of 20,000 requests each); ``Metrics.finished`` (what one finished question records) and the question's log
+line (to a file, as ``serve`` writes it) are timed on their own. The engine and the network are left out on
+purpose: they are the same either way, and the paired serve bench (``python -m bench serve``) moves by a few
+ms between runs, far more than what is measured here.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from driftgraph.query.result import ContextInfo, Cost, LocalResult
 from driftgraph.query.trace import Trace
 from driftgraph.serve import openai_compat, routes_query, routes_retrievals
 from driftgraph.serve.metrics import HttpMetrics, Metrics
+from driftgraph.serve.request_id import RequestId
 from driftgraph.serve.runner import Runner
 
 ROUNDS, N = 5, 20_000
@@ -102,6 +104,7 @@ def main() -> None:
     wrapped = HttpMetrics(_app, [r for router in routers for r in router.routes], metrics)
     bare = statistics.median(asyncio.run(_per_request_us(_app)) for _ in range(ROUNDS))
     layered = statistics.median(asyncio.run(_per_request_us(wrapped)) for _ in range(ROUNDS))
+    tagged = statistics.median(asyncio.run(_per_request_us(RequestId(wrapped))) for _ in range(ROUNDS))
     question = statistics.median(_question_us(metrics) for _ in range(ROUNDS))
     log_line = statistics.median(_log_line_us() for _ in range(ROUNDS))
     out = {
@@ -112,6 +115,8 @@ def main() -> None:
         "bare_app_us": round(bare, 2),
         "with_http_metrics_us": round(layered, 2),
         "http_layer_us": round(layered - bare, 2),
+        "with_request_id_too_us": round(tagged, 2),
+        "request_id_layer_us": round(tagged - layered, 2),
         "question_counters_us": round(question, 2),
         "question_log_line_us": round(log_line, 2),
     }
