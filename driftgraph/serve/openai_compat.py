@@ -120,13 +120,13 @@ async def list_models() -> dict[str, Any]:
 @router.post("/v1/chat/completions", tags=["openai"])
 async def chat_completions(chat: ChatRequest, request: Request) -> Response:
     """OpenAI's chat completion over one of the modes; the id is the retrieval id."""
-    state, rid = get_state(request), request_id(request)
+    state, req_id = get_state(request), request_id(request)
     question = to_request(chat)
     if not chat.stream:
-        result = await state.runner.call(state.query, question, "openai", None, rid)
+        result = await state.runner.call(state.query, question, "openai", None, req_id)
         return json_response(completion(result, chat.model))
     cid = f"chatcmpl-{uuid.uuid4().hex}"
-    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token, rid))
+    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token, req_id))
     first = [True]
 
     def on_token(token: str) -> str:

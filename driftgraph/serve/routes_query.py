@@ -60,10 +60,10 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
     Body = body_model(cls)
 
     async def query(body: Body, request: Request) -> Response:  # type: ignore[valid-type]
-        state, rid = get_state(request), request_id(request)
+        state, req_id = get_state(request), request_id(request)
         question = to_request(cls, body)
         if getattr(body, "stream", False):
-            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token, rid))
+            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token, req_id))
             gen = events(
                 stream,
                 on_token=lambda t: frame({"text": t}, "token"),
@@ -71,7 +71,7 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
                 on_error=lambda e: [frame(e, "error")],
             )
             return StreamingResponse(gen, media_type="text/event-stream", headers=SSE_HEADERS)
-        result = await state.runner.call(state.query, question, "http", None, rid)
+        result = await state.runner.call(state.query, question, "http", None, req_id)
         return json_response(result.to_dict())
 
     query.__annotations__["body"] = Body  # a real class: the local name cannot be resolved from a string
