@@ -57,15 +57,11 @@ SERVE_EXTRA = ("fastapi", "uvicorn", "mcp", "orjson", "prometheus_client")  # py
 
 def _need_serve_extra() -> None:
     """One line naming what to install, not an import traceback, when the serve extra is missing or partial
-    (an install from before a dependency joined it)."""
-    import importlib
+    (an install from before a dependency joined it). Looks the packages up without importing them: ``serve``
+    without ``--mcp`` never imports the mcp SDK."""
+    from importlib.util import find_spec
 
-    missing = []
-    for name in SERVE_EXTRA:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
+    missing = [name for name in SERVE_EXTRA if find_spec(name) is None]
     if missing:
         fail(f"serving needs the serve extra ({', '.join(missing)} missing): pip install 'driftgraph[serve]'")
 

@@ -75,9 +75,9 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     errors.install(app)
     from driftgraph.serve import openai_compat, routes_query, routes_retrievals
 
-    app.include_router(routes_query.router)
-    app.include_router(routes_retrievals.router)
-    app.include_router(openai_compat.router)
+    routers = (routes_query.router, routes_retrievals.router, openai_compat.router)
+    for router in routers:
+        app.include_router(router)
     if metrics is not None:
         install_metrics(app, metrics)
     if mcp_server is not None:
@@ -96,7 +96,7 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     guarded = Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
     if metrics is None:
         return RequestId(guarded)
-    routers = (routes_query.router, routes_retrievals.router, openai_compat.router)
+    # FastAPI wraps an included router in one route without a template: the routers' own routes have them
     routes = [*(r for router in routers for r in router.routes), *app.router.routes]
     return RequestId(HttpMetrics(guarded, routes, metrics))
 

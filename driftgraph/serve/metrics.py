@@ -122,9 +122,9 @@ class HttpMetrics:
         for route in self.routes:
             match, _ = route.matches(scope)
             if match == Match.FULL:
-                return str(getattr(route, "path", "unmatched"))
+                return str(route.path)
             if match == Match.PARTIAL and partial is None:  # the path is known, the method is not
-                partial = str(getattr(route, "path", "unmatched"))
+                partial = str(route.path)
         return partial or "unmatched"
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
