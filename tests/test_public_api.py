@@ -169,3 +169,15 @@ def test_every_cypher_file_is_used_and_every_parameter_passed():
         wanted = cypher_params(name)
         assert wanted <= given, f"{path}: {name} needs ${sorted(wanted - given)}"
         assert given <= wanted, f"{path}: {name} does not take {sorted(given - wanted)}"
+
+
+def test_reset_names_the_same_labels_in_both_of_its_statements():
+    """admin/reset spells driftgraph's labels twice: as a list for the relationships' ends and as label
+    predicates (which can use the label scans) for the nodes. A label added to one only would leave its
+    relationships or its nodes behind."""
+    text = (ROOT / "cypher" / "admin" / "reset.cypher").read_text(encoding="utf-8")
+    rels, nodes = [s for s in text.split(";") if "MATCH" in s]
+    listed = set(re.findall(r"'([A-Za-z_]+)'", rels))
+    predicated = set(re.findall(r"\bn:([A-Za-z_]+)", nodes))
+    assert listed == predicated
+    assert {"Document", "Chunk", "__Entity__", "__Community__", "Retrieval", "DriftgraphMeta"} <= listed

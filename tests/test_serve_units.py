@@ -51,13 +51,15 @@ def test_loopback_only_without_a_key() -> None:
 
 
 def test_bearer_check_and_protected_paths() -> None:
-    assert authorized("Bearer k3y", "k3y") and authorized("bearer k3y", "k3y")
-    assert not authorized(None, "k3y") and not authorized("Bearer k3", "k3y") and not authorized("Basic k3y", "k3y")
+    one = keys("k3y")
+    assert authorized("Bearer k3y", one) and authorized("bearer k3y", one)
+    assert not authorized(None, one) and not authorized("Bearer k3", one) and not authorized("Basic k3y", one)
     assert needs_auth("/v1/models") and needs_auth("/mcp") and needs_auth("/retrievals/x") and needs_auth("/v1")
     assert needs_auth("/metrics")
     # several keys (rotation): any one is accepted, the list itself is not a key, empty parts are no key
-    assert authorized("Bearer old", "old, new") and authorized("Bearer new", "old, new")
-    assert not authorized("Bearer old, new", "old, new") and not authorized("Bearer ", "old,,new")
+    both = keys("old, new")
+    assert authorized("Bearer old", both) and authorized("Bearer new", both)
+    assert not authorized("Bearer old, new", both) and not authorized("Bearer ", keys("old,,new"))
     assert keys(" a ,, b ,") == ["a", "b"] and keys(" , ") == []
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+from collections.abc import Sequence
 
 from driftgraph.errors import ConfigError
 
@@ -52,14 +53,14 @@ def needs_auth(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in PROTECTED)
 
 
-def authorized(header: str | None, api_key: str) -> bool:
-    """``Authorization: Bearer KEY`` for one of the listed keys, each compared in constant time (all of them,
-    so the time does not say which one matched)."""
+def authorized(header: str | None, accepted: Sequence[str]) -> bool:
+    """``Authorization: Bearer KEY`` for one of the ``accepted`` keys (``keys()`` of the variable, parsed once
+    by the caller), each compared in constant time (all of them, so the time does not say which one matched)."""
     if not header:
         return False
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer":
         return False
     sent = token.strip().encode()
-    matches = [hmac.compare_digest(sent, key.encode()) for key in keys(api_key)]
+    matches = [hmac.compare_digest(sent, key.encode()) for key in accepted]
     return any(matches)

@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from driftgraph.serve.auth import authorized, needs_auth
+from driftgraph.serve.auth import authorized, keys, needs_auth
 from driftgraph.serve.errors import error_body
 
 Scope = dict[str, Any]
@@ -38,6 +38,7 @@ class Guard:
     def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float = 30.0) -> None:
         self.app = app
         self.api_key = api_key
+        self.keys = keys(api_key) if api_key else []  # parsed once, not per request
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
 
@@ -48,7 +49,7 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         preflight = scope.get("method") == "OPTIONS"  # CORS preflights carry no credentials
         guarded = self.api_key is not None and not preflight and needs_auth(scope.get("path", ""))
-        if guarded and not authorized(headers.get("authorization"), self.api_key or ""):
+        if guarded and not authorized(headers.get("authorization"), self.keys):
             await _send_error(
                 send,
                 401,
