@@ -3,9 +3,11 @@ HTTP (``driftgraph serve`` as a subprocess, ``POST /v1/query/local``) at concurr
 
 Both sides use the same config (real local embedder, traces stored), the same questions (musique's, cycled)
 and the same Neo4j; the HTTP side is a separate process, as users run it. Per level: p50/p95/mean latency,
-requests/s and errors; apart from the search, what building and encoding the envelope cost. Writes
-``bench/results/raw/serve.json`` (with the machine and the command) and prints a table. ``--data
-operation-dulce`` runs on the small set when a musique import is too slow for the machine.
+requests/s and errors; apart from the search, what building and encoding the envelope cost. The paired
+comparison at concurrency 1 (each question both ways back to back) runs ``--rounds`` times, each against a
+freshly started server, and reports the spread over rounds. Writes ``bench/results/raw/serve.json`` (with
+the machine and the command) and prints a table. ``--data operation-dulce`` runs on the small set when a
+musique import is too slow for the machine.
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ def _paired(direct: Any, over_http: Any, questions: list[str], n: int) -> dict[s
         "median_diff_ms": metrics.percentile(diffs, 50) if diffs else None,
         "in_process_p50_ms": metrics.percentile(sides["in_process"], 50) if diffs else None,
         "http_p50_ms": metrics.percentile(sides["http"], 50) if diffs else None,
+        "diffs": diffs,
     }
 
 
@@ -194,8 +197,76 @@ def _start_server(workdir: Path, uri: str, password: str, port: int) -> subproce
     raise SystemExit("driftgraph serve did not become ready in 180 s")
 
 
+def _stop_server(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _paired_rounds(
+    cfg: Any, workdir: Path, uri: str, password: str, questions: list[str], n: int, warmup: int, rounds: int
+) -> dict[str, Any]:
+    """The paired comparison ``rounds`` times, each against a freshly started server process (new port, new
+    warm-up): one run's figure moves by several ms with the server's start and the machine's load, so the
+    spread over rounds is what a single figure cannot say. Reported: each round's median difference, their
+    median, min and max, and the median over every pair."""
+    import httpx2 as httpx
+
+    from driftgraph import LocalQuery, open_engine
+
+    per_round: list[dict[str, Any]] = []
+    with open_engine(cfg) as eng, httpx.Client(timeout=330) as client:
+
+        def direct(q: str) -> None:
+            eng.query(LocalQuery(question=q, context_only=True))
+
+        for r in range(rounds):
+            port = _free_port()
+            proc = _start_server(workdir, uri, password, port)
+            url = f"http://127.0.0.1:{port}/v1/query/local"
+
+            def over_http(q: str, url: str = url) -> None:
+                res = client.post(url, json={"question": q, "context_only": True})
+                if res.status_code != 200:
+                    raise RuntimeError(f"HTTP {res.status_code}: {res.text[:200]}")
+
+            try:
+                _load(over_http, questions, warmup, 1)
+                _load(direct, questions, warmup, 1)
+                per_round.append(p := _paired(direct, over_http, questions, n))
+            finally:
+                _stop_server(proc)
+            _log(
+                f"paired      c=1  round {r + 1}/{rounds}: HTTP - in-process median {p['median_diff_ms']:+.1f} ms "
+                f"over {p['pairs']} pairs"
+            )
+    medians = [p["median_diff_ms"] for p in per_round if p["median_diff_ms"] is not None]
+    every = [d for p in per_round for d in p.pop("diffs")]
+    return {
+        "rounds": per_round,
+        "pairs": sum(p["pairs"] for p in per_round),
+        "errors": sum(p["errors"] for p in per_round),
+        "round_medians_ms": medians,
+        "median_diff_ms": metrics.percentile(medians, 50) if medians else None,
+        "min_round_ms": min(medians, default=None),
+        "max_round_ms": max(medians, default=None),
+        "median_over_all_pairs_ms": metrics.percentile(every, 50) if every else None,
+        "in_process_p50_ms": metrics.percentile([p["in_process_p50_ms"] for p in per_round], 50) if medians else None,
+        "http_p50_ms": metrics.percentile([p["http_p50_ms"] for p in per_round], 50) if medians else None,
+    }
+
+
 def run(
-    uri: str, password: str, dataset: str, levels: list[int], n: int, warmup: int, reimport: bool = True
+    uri: str,
+    password: str,
+    dataset: str,
+    levels: list[int],
+    n: int,
+    warmup: int,
+    reimport: bool = True,
+    rounds: int = 5,
 ) -> dict[str, Any]:
     import httpx2 as httpx
 
@@ -262,19 +333,9 @@ def run(
             for c in levels:
                 results["http"][str(c)] = r = _load(over_http, questions, n, c)
                 _log(f"http        c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
-            with open_engine(cfg) as eng:
-
-                def direct_again(q: str) -> None:
-                    eng.query(LocalQuery(question=q, context_only=True))
-
-                results["paired_c1"] = p = _paired(direct_again, over_http, questions, n)
-                _log(f"paired      c=1  HTTP - in-process median {p['median_diff_ms']:+.1f} ms over {p['pairs']} pairs")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop_server(proc)
+    results["paired_c1"] = _paired_rounds(cfg, workdir, uri, password, questions, n, warmup, rounds)
     results["load"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results["load_start"] = load_start
     one = str(levels[0])
@@ -307,10 +368,13 @@ def table(res: dict[str, Any]) -> str:
         lines += ["", f"HTTP minus in-process at concurrency 1, the levels run one after the other: {gap:+.1f} ms p50"]
     if res.get("paired_c1") and res["paired_c1"].get("median_diff_ms") is not None:
         p = res["paired_c1"]
+        rounds = p.get("round_medians_ms") or [p["median_diff_ms"]]
         lines += [
-            f"Paired at concurrency 1 ({p['pairs']} questions asked both ways back to back, order alternating): "
-            f"HTTP minus in-process {p['median_diff_ms']:+.1f} ms median "
-            f"(in-process {p['in_process_p50_ms']:.1f} ms p50, HTTP {p['http_p50_ms']:.1f} ms p50)"
+            f"Paired at concurrency 1 ({p['pairs']} questions asked both ways back to back, order alternating, "
+            f"in {len(rounds)} rounds each against a freshly started server): HTTP minus in-process "
+            f"{p['median_diff_ms']:+.1f} ms, the median of the rounds' medians (rounds: "
+            + ", ".join(f"{x:+.1f}" for x in rounds)
+            + f" ms; in-process {p['in_process_p50_ms']:.1f} ms p50, HTTP {p['http_p50_ms']:.1f} ms p50)"
         ]
     if res.get("envelope"):
         e = res["envelope"]
@@ -336,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", default="1,4,16", help="levels, comma-separated")
     ap.add_argument("--requests", type=int, default=96, help="requests per level and side")
     ap.add_argument("--warmup", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=5, help="paired rounds at c=1, each against a fresh server")
     ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); WIPES its data")
     ap.add_argument("--neo4j-port", type=int, default=bench_neo4j.DEFAULT_PORT, help="port of the bench's launcher")
     ap.add_argument(
@@ -346,7 +411,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     levels = [int(x) for x in a.concurrency.split(",")]
     with bench_neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, _log) as db:
-        res = run(db.uri, db.password, a.data, levels, a.requests, a.warmup, reimport=not a.skip_import)
+        res = run(
+            db.uri, db.password, a.data, levels, a.requests, a.warmup, reimport=not a.skip_import, rounds=a.rounds
+        )
     payload = {
         "machine": machine.describe(),
         "command": "python -m bench serve " + " ".join(sys.argv[2:] if argv is None else argv),
