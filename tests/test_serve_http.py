@@ -325,3 +325,56 @@ def test_cli_refuses_a_public_host_without_a_key(tmp_path: Path, dulce, fake):
     )
     assert res.returncode == 1
     assert res.stderr.strip().count("\n") == 0 and "DRIFTGRAPH_API_KEY" in res.stderr
+
+
+def test_a_port_in_use_is_one_line_before_anything_starts_and_port_0_names_the_one_it_picked(tmp_path: Path, fake):
+    """The socket is bound before the engine opens: a busy port exits 1 with one line naming the fix (uvicorn
+    alone logged its error after starting the app and exited 3), and Neo4j is never needed for that. With
+    ``--port 0`` the start line names the port picked, and that port answers."""
+    import socket
+    import subprocess
+    import sys
+
+    from tests.support.serve import free_port
+
+    write_config(tmp_path)
+    nowhere = {"uri": f"bolt://127.0.0.1:{free_port()}", "password": "unused"}
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        busy = held.getsockname()[1]
+        res = subprocess.run(
+            [sys.executable, "-m", "driftgraph", "serve", "--port", str(busy)],
+            cwd=tmp_path,
+            env=serve_env(nowhere, fake),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert res.returncode == 1, res.stderr
+    line = res.stderr.strip()
+    assert line.count("\n") == 0 and f"127.0.0.1:{busy}" in line and "--port" in line, line
+    assert "Started server process" not in res.stderr
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "driftgraph", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=serve_env(nowhere, fake),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        started = ""
+        for _ in range(50):
+            started = proc.stderr.readline()
+            if "serving on" in started or not started:
+                break
+        assert "serving on http://127.0.0.1:" in started, started
+        port = int(started.split("http://127.0.0.1:")[1].split()[0])
+        assert port != 0
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)

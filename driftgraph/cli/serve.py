@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 from typing import Annotated
 
 import typer
@@ -31,15 +33,24 @@ def serve(
         cfg = cfg.model_copy(update={"serve": cfg.serve.model_validate({**cfg.serve.model_dump(), **updates})})
     key = api_key_from_env()
     check_exposure(cfg.serve.host, key)
+    sock = _listen(cfg.serve.host, cfg.serve.port)  # before the engine opens: a busy port fails at once
     from driftgraph.api import open_engine
 
     _server_log()
     asgi = create_app(open_engine(cfg), api_key=key, mcp=mcp)
-    server = uvicorn.Server(
+    url = _url(cfg.serve.host, sock.getsockname()[1])
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # uvicorn names the address only when it binds the socket itself
+                logging.getLogger("driftgraph.serve").info("serving on %s (OpenAPI at %s/docs)", url, url)
+
+    server = Server(
         uvicorn.Config(
             asgi,
             host=cfg.serve.host,
-            port=cfg.serve.port,
+            port=sock.getsockname()[1],  # port 0 picked one: uvicorn's start line names it
             log_level="info",
             timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
             lifespan="on",
@@ -47,9 +58,37 @@ def serve(
             http=with_header_deadline(cfg.serve.header_timeout_s),
         )
     )
-    server.run()
+    server.run(sockets=[sock])
     if not server.started:
         fail(f"could not serve on {cfg.serve.host}:{cfg.serve.port} (see the log above)")
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so that a port in use or an address this machine does not have is one
+    line naming the setting (uvicorn would print its own error after starting the app, and exit 3)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as err:
+        fail(f"cannot serve on serve.host={host}: {err.strerror or err} (an address or name of this machine)")
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart does not wait out TIME_WAIT
+    try:
+        sock.bind(address)
+    except OSError as err:
+        sock.close()
+        hint = (
+            "stop what holds it, or pick another with --port (0 picks a free one)"
+            if err.errno == errno.EADDRINUSE
+            else "check serve.host and serve.port"
+        )
+        fail(f"cannot listen on {host}:{port}: {err.strerror or err}; {hint}")
+    sock.set_inheritable(True)
+    return sock
 
 
 SERVE_EXTRA = ("fastapi", "uvicorn", "mcp", "orjson", "prometheus_client")  # pyproject.toml's serve extra
