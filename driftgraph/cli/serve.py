@@ -72,9 +72,12 @@ def _listen(host: str, port: int) -> socket.socket:
     """The server's socket, bound here so that a port in use or an address this machine does not have is one
     line naming the setting (uvicorn would print its own error after starting the app, and exit 3)."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+        found = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except socket.gaierror as err:
         fail(f"cannot serve on serve.host={host}: {err.strerror or err} (an address or name of this machine)")
+    # a name with both families (``localhost`` -> ::1 and 127.0.0.1 on some systems) binds its IPv4 address,
+    # the one clients reach for when they are told 127.0.0.1
+    family, kind, proto, _, address = min(found, key=lambda a: a[0] != socket.AF_INET)
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart does not wait out TIME_WAIT
     try:
