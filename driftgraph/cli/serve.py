@@ -50,7 +50,7 @@ def serve(
         uvicorn.Config(
             asgi,
             host=cfg.serve.host,
-            port=sock.getsockname()[1],  # port 0 picked one: uvicorn's start line names it
+            port=sock.getsockname()[1],  # the port bound (--port 0 picked one)
             log_level="info",
             timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
             lifespan="on",
