@@ -142,7 +142,7 @@ def test_the_dead_key_check_is_by_dotted_path_and_can_fail():
     assert {"local.max_hops", "drift.local.max_hops"} <= read and "local.dead" not in read
     # on the real sources, a key whose only read is removed is reported
     sources = sources_of(p for p in (ROOT / "driftgraph").rglob("*.py") if CONFIG_PKG not in p.parents)
-    path = next(k for k, text in sources.items() if "port=cfg.serve.port" in text)
+    path = next(k for k, text in sources.items() if "cfg.serve.port" in text)
     sources[path] = sources[path].replace("cfg.serve.port", "cfg.serve.host")
     sources = {k: v for k, v in sources.items() if k == path or "serve.port" not in v}
     read, _ = config_reads(Config, sources)
