@@ -89,3 +89,34 @@ def test_cross_validation_scores_the_choice_on_held_out_questions() -> None:
     # a tie goes to the first configuration listed (the shipped defaults)
     tie = cross_validate({"first": [0.5] * n, "second": [0.5] * n})
     assert {f["chosen"] for f in tie["folds"]} == {"first"}
+
+
+def test_sensitivity_scales_one_key_nested_or_not_and_its_table_marks_significance():
+    from bench.dg.sensitivity import scaled, table
+
+    defaults = {"chunk_top_k": 60, "ppr": {"damping": 0.5, "fetch": False}}
+    assert scaled(defaults, "chunk_top_k", 0.75) == ({"chunk_top_k": 45}, 45)
+    assert scaled(defaults, "chunk_top_k", 1.33) == ({"chunk_top_k": 80}, 80)  # integers stay integers
+    assert scaled(defaults, "ppr.damping", 1.5) == ({"ppr": {"damping": 0.75}}, 0.75)
+    sig = {"diff": 0.04, "lo": 0.01, "hi": 0.07, "significant": True, "wins": 3, "losses": 0, "ties": 47}
+    flat = {"diff": 0.0, "lo": 0.0, "hi": 0.0, "significant": False, "wins": 0, "losses": 0, "ties": 50}
+    run = {
+        "budgets": [2000, 4000],
+        "questions": 50,
+        "machine": {"date": "today"},
+        "defaults": {"2000": 0.88, "4000": 0.96},
+        "rows": [
+            {
+                "key": "min_similarity",
+                "factor": 1.33,
+                "value": 0.56,
+                "default": 0.42,
+                "recall": {"2000": 0.92, "4000": 0.96},
+                "paired": {"2000": sig, "4000": flat},
+            },
+            {"key": "ppr.damping", "factor": 2.0, "value": 1.0, "default": 0.5, "refused": "must be < 1"},
+        ],
+    }
+    text = table(run)
+    assert "| `min_similarity` | 0.56 (0.42) | 0.920 (+0.040*) | 0.960 (+0.000) |" in text
+    assert "| `ppr.damping` | 1 (0.5) | refused by the config model |" in text

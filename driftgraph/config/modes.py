@@ -46,9 +46,13 @@ class PprConfig(_Section):
     fetch: bool = Field(
         False, description="one more round trip: the candidates' mentions and one hop further (~4x the retrieval time)"
     )
-    frontier: int = Field(20, ge=0, le=500, description="best chunks whose entities' other chunks are fetched")
-    chunks_per_entity: int = Field(3, ge=1, le=100, description="new chunks per frontier entity (most similar)")
-    max_df: int = Field(25, ge=2, description="entities in more chunks are left out of the walked graph")
+    frontier: int = Field(
+        20, ge=0, le=500, description="with fetch: best chunks whose entities' other chunks are fetched"
+    )
+    chunks_per_entity: int = Field(
+        3, ge=1, le=100, description="with fetch: new chunks per frontier entity (most similar)"
+    )
+    max_df: int = Field(25, ge=2, description="with fetch: entities in more chunks are not fetched through")
     damping: float = Field(0.5, gt=0, lt=1, description="probability the walk follows an edge (else restarts)")
     passage_weight: float = Field(0.05, ge=0, description="restart weight of a chunk hit (x similarity) vs entities")
     passage_relative_temperature: float = Field(
@@ -59,7 +63,9 @@ class PprConfig(_Section):
         "softmax(similarity / (this x the hits' similarity spread)), so a clear best hit leads the walk whatever "
         "the embedder's cosine scale; 0: in proportion to similarity",
     )
-    relation_weight: float = Field(1.0, ge=0, description="weight of a RELATED edge (a mention edge weighs 1)")
+    relation_weight: float = Field(
+        1.0, ge=0, description="with fetch (which alone brings RELATED edges): their weight; a mention weighs 1"
+    )
     weight: float = Field(1.0, ge=0, description="score = similarity + support + weight x mass / best mass")
     iterations: int = Field(50, ge=1, le=1000, description="power iterations at most")
     tolerance: float = Field(1e-8, gt=0, description="stop when the L1 change of the mass is below this")
