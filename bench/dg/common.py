@@ -63,3 +63,27 @@ def engine(uri: str, password: str | None = None, cached: bool = True, extra: di
     if embedder is None and cached:
         embedder = CachedEmbedder(cfg.embeddings)
     return Engine(Runtime(cfg, embedder=embedder))
+
+
+def local_recall(uri: str, overrides: dict, questions: Sequence, qvec: dict, units: dict, budgets: Sequence[int]):
+    """Evidence recall of context-only local search with these ``local`` overrides, per budget (as a string
+    key) and question, the question vectors handed in; the engine is opened and closed here."""
+    from bench import metrics
+    from driftgraph.query.local.search import build_local_context
+
+    eng = engine(uri, extra={"local": overrides})
+    try:
+        return {
+            str(b): [
+                metrics.evidence_recall(
+                    build_local_context(
+                        eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
+                    ).text,
+                    [units.get(g, "") for g in q.gold],
+                )
+                for q in questions
+            ]
+            for b in budgets
+        }
+    finally:
+        eng.close()

@@ -40,8 +40,6 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
 
-    from driftgraph.query.local.search import build_local_context
-
     grid = json.loads(a.grid) if a.grid else GRID
     units = data.text_units()
     qs = data.questions()
@@ -49,22 +47,10 @@ def main() -> None:
     qvec = dict(zip([q.id for q in qs], base.embed([q.question for q in qs]), strict=True))
     per_config: dict[str, dict] = {}
     for name, over in grid.items():
-        eng = common.engine(a.uri, extra={"local": over})
-        recall: dict[str, list[float]] = {}
-        for b in BUDGETS:
-            recall[str(b)] = [
-                metrics.evidence_recall(
-                    build_local_context(
-                        eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
-                    ).text,
-                    [units.get(g, "") for g in q.gold],
-                )
-                for q in qs
-            ]
+        recall = common.local_recall(a.uri, over, qs, qvec, units, BUDGETS)
         score = [metrics.mean(recall[str(b)][i] for b in BUDGETS) for i in range(len(qs))]
         per_config[name] = {"overrides": over, "recall": recall, "score": score}
         print(name, {b: round(metrics.mean(v), 3) for b, v in recall.items()}, flush=True)
-        eng.close()
     cv = metrics.cross_validate({n: c["score"] for n, c in per_config.items()}, k=5, seed=0)
     held = {}
     for b in BUDGETS:

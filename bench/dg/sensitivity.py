@@ -100,7 +100,6 @@ def main() -> None:
         ap.error("--uri and --out are needed to run (or --table FILE to print one)")
 
     from driftgraph.errors import ConfigError
-    from driftgraph.query.local.search import build_local_context
 
     units = data.text_units()
     qs = data.questions()
@@ -109,22 +108,7 @@ def main() -> None:
     defaults = base.config.local.model_dump(mode="json")
 
     def recall(extra: dict[str, Any]) -> dict[str, list[float]]:
-        eng = common.engine(a.uri, extra={"local": extra})
-        try:
-            return {
-                str(b): [
-                    metrics.evidence_recall(
-                        build_local_context(
-                            eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
-                        ).text,
-                        [units.get(g, "") for g in q.gold],
-                    )
-                    for q in qs
-                ]
-                for b in BUDGETS
-            }
-        finally:
-            eng.close()
+        return common.local_recall(a.uri, extra, qs, qvec, units, BUDGETS)
 
     ref = recall({})
     print("defaults", {b: round(metrics.mean(v), 3) for b, v in ref.items()}, flush=True)
