@@ -38,7 +38,8 @@ def serve(
 
     _server_log()
     asgi = create_app(open_engine(cfg), api_key=key, mcp=mcp)
-    url = _url(cfg.serve.host, sock.getsockname()[1])
+    bound = int(sock.getsockname()[1])  # --port 0 picked one
+    url = _url(cfg.serve.host, bound)
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -50,7 +51,7 @@ def serve(
         uvicorn.Config(
             asgi,
             host=cfg.serve.host,
-            port=sock.getsockname()[1],  # the port bound (--port 0 picked one)
+            port=bound,
             log_level="info",
             timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
             lifespan="on",
@@ -60,7 +61,7 @@ def serve(
     )
     server.run(sockets=[sock])
     if not server.started:
-        fail(f"could not serve on {cfg.serve.host}:{cfg.serve.port} (see the log above)")
+        fail(f"could not serve on {cfg.serve.host}:{bound} (see the log above)")
 
 
 def _url(host: str, port: int) -> str:
