@@ -71,7 +71,7 @@ def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tm
     assert b["derived"] == b["window"] - b["answer_reserve"] - b["prompt"] - b["question"] - b["history"]
     assert b["context"] == min(b["derived"], b["cap"]) == ctx["budget"] and not b["fixed"]
     assert 0 < ctx["tokens"] <= b["context"]
-    assert trace["round_trips"] == 2  # entry, expansion (the default ppr ranking walks what they found)
+    assert trace["round_trips"] == 3  # entry, expansion, the bridge's third hop (the walk ranks all they found)
     assert trace["route"]["shape"] in ("fact", "relational", "thematic") and trace["route"]["order"]
     assert {"id", "title", "score", "status", "reason"} <= set(trace["entry"][0])
     included = [i for i in trace["items"] if i["status"] == "included"]
@@ -207,8 +207,10 @@ def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
     assert len(fake_llm.chat_requests()) == 1 and out["cost"]["phases"]["route"]["llm_calls"] == 1
 
 
-@pytest.mark.parametrize(("local", "trips"), [({}, 2), ({"ppr": {"fetch": True}}, 3)])
-def test_ppr_retrieval_is_two_round_trips_plus_the_neighbourhood_fetch(dulce, fake_llm, local, trips):
+@pytest.mark.parametrize(
+    ("local", "trips"), [({"max_hops": 2}, 2), ({}, 3), ({"max_hops": 2, "ppr": {"fetch": True}}, 3)]
+)
+def test_ppr_retrieval_is_two_round_trips_plus_the_bridge_and_the_neighbourhood_fetch(dulce, fake_llm, local, trips):
     with open_engine(_cfg(dulce, fake_llm, **local)) as eng:
         before = eng.store.round_trips
         ctx = build_local_context(eng.runtime.for_run(), QUESTION, eng.config.local, budget=3000)

@@ -146,23 +146,38 @@ def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
     return graphrag_fixture.import_chain(make_config(neo4j_config), tmp_path_factory.mktemp("chain"))
 
 
-def _context(cfg: Any, **ppr: Any) -> Any:
-    settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="ppr", ppr=PprConfig(**ppr))
+def _context(cfg: Any, max_hops: int = 3, **ppr: Any) -> Any:
+    settings = LocalConfig(
+        chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="ppr", max_hops=max_hops, ppr=PprConfig(**ppr)
+    )
     with open_engine(cfg) as eng:
         return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
 
 
 def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) -> None:
-    ctx = _context(chain, fetch=True)
+    ctx = _context(chain, max_hops=2, fetch=True)  # no bridge: the fetch alone reaches t1
     items = {i.id: i for i in ctx.recorder.items if i.source == "chunk"}
     assert ctx.recorder.round_trips == 3  # entry, expansion, the neighbourhood
     assert items["t1"].status == "included" and "Bob built engines." in ctx.text
     assert items["t1"].hop == "ppr" and items["t1"].via is not None and items["t1"].via.endswith("BOB")
     assert items["t1"].depth is not None and items["t1"].depth > items["t3"].depth
     assert ctx.recorder.extra["ppr"]["nodes"] >= 3 and ctx.recorder.extra["ppr"]["edges"] >= 2
-    # without the fetch the walk runs on what the expansion found: two round trips, no third hop
-    bare = _context(chain)  # ppr.fetch is off by default
+    # without the fetch and the bridge the walk runs on what the expansion found: two round trips, no third hop
+    bare = _context(chain, max_hops=2)  # ppr.fetch is off by default
     assert bare.recorder.round_trips == 2 and "t1" not in {i.id for i in bare.recorder.items}
+
+
+def test_by_default_the_bridge_brings_the_third_hop_and_the_walk_ranks_it(chain) -> None:
+    """The defaults (max_hops 3, no fetch): the bridge hops from t2, the chunk the second hop found, through BOB
+    to t1, and the walk runs over that link too: t1's route and depth are the walk's (from the entry entity ADA)."""
+    ctx = _context(chain)
+    items = {i.id: i for i in ctx.recorder.items if i.source == "chunk"}
+    bare = _context(chain, max_hops=2)
+    assert ctx.recorder.round_trips == 3  # entry, expansion, the bridge's hop 3
+    assert items["t1"].status == "included" and "Bob built engines." in ctx.text
+    assert items["t1"].hop == "bridge" and items["t1"].via is not None and items["t1"].via.endswith("BOB")
+    assert items["t1"].depth is not None and items["t1"].depth > items["t2"].depth >= items["t3"].depth
+    assert ctx.recorder.extra["ppr"]["nodes"] > bare.recorder.extra["ppr"]["nodes"]
 
 
 def test_an_entry_entitys_best_chunk_seeds_the_second_hop(chain) -> None:

@@ -72,7 +72,7 @@ def test_local_fuses_the_original_and_the_rewritten_question(dulce, fake_llm) ->
     fusion = res.trace.extra["fusion"]
     assert fusion["queries"] == [STANDALONE, FOLLOW_UP] and fusion["fused"] >= max(fusion["chunks"])
     assert fusion["chunks"][1] > 0  # the user's own words found chunks too
-    assert res.trace.round_trips == 4  # entry and expansion (the default ppr walks their links), once per question
+    assert res.trace.round_trips == 6  # entry, expansion and the bridge's third hop, once per question
     assert res.to_dict()["trace"]["rewrite"]["rewritten"] == STANDALONE
 
 

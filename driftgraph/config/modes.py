@@ -105,8 +105,11 @@ class LocalConfig(_Section):
     entity_hop_weight: float = Field(0.2, ge=0, description="weight of support from entry entities a chunk names")
     hop_max_chunks_per_entity: int = Field(25, ge=2, description="entities in more chunks are too common to hop")
     entity_chunks: int = Field(25, ge=0, description="chunks fetched per entry entity (most query-similar first)")
-    # multi-hop bridge (query/local/multihop.py): the best chunks not yet hopped from seed the next hop
-    max_hops: int = Field(3, ge=2, le=6, description="hop limit; each hop past 2 is one more Bolt round trip")
+    # multi-hop bridge (query/local/multihop.py): the best chunks not yet hopped from seed the next hop; with
+    # ranking ppr the walk then runs over what the bridge found too
+    max_hops: int = Field(
+        3, ge=2, le=6, description="hop limit; each hop past 2 is one more Bolt round trip (2: no bridge)"
+    )
     bridge_frontier: int = Field(6, ge=0, le=50, description="best unexpanded chunks whose entities seed a hop")
     bridge_chunks_per_entity: int = Field(3, ge=1, le=100, description="chunks per frontier entity (most similar)")
     bridge_weight: float = Field(0.2, ge=0, description="weight of support from a frontier chunk (x its score)")
@@ -114,7 +117,7 @@ class LocalConfig(_Section):
         25, ge=2, description="entities in more chunks are not bridged through (only the most similar chunks are)"
     )
     ranking: Literal["score", "ppr"] = Field(
-        "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: + the bridge"
+        "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: without the walk"
     )
     ppr: PprConfig = PprConfig()
     # expansion

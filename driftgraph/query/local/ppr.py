@@ -5,8 +5,8 @@ question reach (the middle of a 3- or 4-hop chain) gets no more credit than one 
 gets that right by construction: a random walk restarted at the question's seeds (entry entities weighted
 by similarity and specificity; chunk vector hits share ``ppr.passage_weight`` x their summed similarity by
 a softmax whose temperature is ``ppr.passage_relative_temperature`` x their similarity spread) spends its
-time where paths from many seeds meet. The graph is the neighbourhood the expansion found plus, with
-``ppr.fetch``, one more round trip
+time where paths from many seeds meet. The graph is the neighbourhood the expansion and the bridge
+(``multihop``, hops past the second) found plus, with ``ppr.fetch``, one more round trip
 (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
 best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
 numpy on the edge lists (no dense matrix). Each chunk keeps the hop and path (``via``) of its shortest route
@@ -91,7 +91,12 @@ def walk(
     n_chunks = max(entry.chunk_count, 1)
     idf_max = math.log(n_chunks + 1)
     chunk_ids = [c["id"] for c in expansion.get("chunks") or []]
-    links = [*(expansion.get("seed_links") or []), *(expansion.get("entity_links") or []), *mentions]
+    links = [
+        *(expansion.get("seed_links") or []),
+        *(expansion.get("entity_links") or []),
+        *(expansion.get("bridge_links") or []),  # hops past the second (multihop), each naming its frontier chunk
+        *mentions,
+    ]
     graph = _Graph()
     for cid in chunk_ids:
         graph.node(("c", cid))
@@ -101,7 +106,7 @@ def walk(
         titles[link["entity"]] = link.get("title") or link["entity"]
         df[link["entity"]] = int(link.get("df") or 1)
         graph.edge(("c", link["chunk"]), ("e", link["entity"]), 1.0)
-        if link.get("via"):  # a seed link names the seed chunk that mentions the same entity
+        if link.get("via"):  # a seed or bridge link names the chunk it hopped from, which mentions the entity
             graph.edge(("c", link["via"]), ("e", link["entity"]), 1.0)
     for rel in relations:
         graph.edge(("e", rel["source"]), ("e", rel["target"]), cfg.relation_weight)

@@ -107,16 +107,17 @@ def bridge(
     exclude: Sequence[str],
     rec: Trace,
 ) -> None:
-    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``), or with
-    ``ranking: ppr`` one neighbourhood fetch and a personalized PageRank walk over it (``ppr``)."""
+    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``, up to
+    ``max_hops``); with ``ranking: ppr`` a personalized PageRank walk then ranks everything found, the bridge's
+    links included (``ppr``; ``ppr.fetch`` adds one neighbourhood fetch before it). Without the bridge the walk
+    only sees two hops: the second hop's rare entities lead nowhere further."""
     exclude_ids = sorted({*entry.excluded_ids, *exclude})
     exclude_titles = sorted({e.lower() for e in exclude})
+    trips = run_bridge(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
     if settings.ranking == "ppr":
-        trips = run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
+        trips += run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
         walk = expansion["ppr"]
         rec.extra["ppr"] = {"nodes": walk.nodes, "edges": walk.edges, "iterations": walk.iterations}
-    else:
-        trips = run_bridge(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
     rec.round_trips += trips
 
 
