@@ -15,9 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench import data, machine, metrics
+from bench import data, machine, metrics, serve_proc
 from bench import neo4j as bench_neo4j
 
 RAW = Path(__file__).resolve().parent / "results" / "raw"
@@ -33,12 +30,6 @@ RAW = Path(__file__).resolve().parent / "results" / "raw"
 
 def _log(msg: str) -> None:
     print(msg, flush=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _questions(name: str) -> list[str]:
@@ -166,45 +157,6 @@ def _envelope(eng: Any, questions: list[str], n: int) -> dict[str, Any]:
     }
 
 
-def _config_yaml(workdir: Path, max_concurrency: int) -> Path:
-    import yaml
-
-    path = workdir / "driftgraph.yaml"
-    path.write_text(yaml.safe_dump({"serve": {"max_concurrency": max_concurrency}}), encoding="utf-8")
-    return path
-
-
-def _start_server(workdir: Path, uri: str, password: str, port: int) -> subprocess.Popen[bytes]:
-    import httpx2 as httpx
-
-    env = {**os.environ, "NEO4J_URI": uri, "NEO4J_PASSWORD": password}
-    env.pop("DRIFTGRAPH_API_KEY", None)
-    log = (workdir / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driftgraph", "serve", "--port", str(port)], cwd=workdir, env=env, stdout=log, stderr=log
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"driftgraph serve exited {proc.returncode}: see {workdir / 'serve.log'}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("driftgraph serve did not become ready in 180 s")
-
-
-def _stop_server(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
 def _paired_rounds(
     cfg: Any, workdir: Path, uri: str, password: str, questions: list[str], n: int, warmup: int, rounds: int
 ) -> dict[str, Any]:
@@ -223,8 +175,8 @@ def _paired_rounds(
             eng.query(LocalQuery(question=q, context_only=True))
 
         for r in range(rounds):
-            port = _free_port()
-            proc = _start_server(workdir, uri, password, port)
+            port = serve_proc.free_port()
+            proc = serve_proc.start_server(workdir, uri, password, port)
             url = f"http://127.0.0.1:{port}/v1/query/local"
 
             def over_http(q: str, url: str = url) -> None:
@@ -237,7 +189,7 @@ def _paired_rounds(
                 _load(direct, questions, warmup, 1)
                 per_round.append(p := _paired(direct, over_http, questions, n))
             finally:
-                _stop_server(proc)
+                serve_proc.stop_server(proc)
             _log(
                 f"paired      c=1  round {r + 1}/{rounds}: HTTP - in-process median {p['median_diff_ms']:+.1f} ms "
                 f"over {p['pairs']} pairs"
@@ -282,7 +234,7 @@ def run(
         _log(f"imported in {import_s:.0f} s")
     questions = _questions(dataset)
     workdir = Path(tempfile.mkdtemp(prefix="bench-serve-"))
-    _config_yaml(workdir, max(levels))
+    serve_proc.config_yaml(workdir, max(levels))
     env_before = {k: os.environ.get(k) for k in ("NEO4J_URI", "NEO4J_PASSWORD")}
     os.environ.update({"NEO4J_URI": uri, "NEO4J_PASSWORD": password})
     try:
@@ -310,8 +262,8 @@ def run(
             f"server encoder {e['server_encode_ms']:.2f} ms  {e['body_kb']:.0f} KB (medians)"
         )
 
-    port = _free_port()
-    proc = _start_server(workdir, uri, password, port)
+    port = serve_proc.free_port()
+    proc = serve_proc.start_server(workdir, uri, password, port)
     url = f"http://127.0.0.1:{port}/v1/query/local"
     try:
         # the client waits longer than serve.request_timeout_s, so a slow question shows as the server's 504
@@ -334,7 +286,7 @@ def run(
                 results["http"][str(c)] = r = _load(over_http, questions, n, c)
                 _log(f"http        c={c:<2} p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  {r['rps']:.1f} req/s")
     finally:
-        _stop_server(proc)
+        serve_proc.stop_server(proc)
     results["paired_c1"] = _paired_rounds(cfg, workdir, uri, password, questions, n, warmup, rounds)
     results["load"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results["load_start"] = load_start

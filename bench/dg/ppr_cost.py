@@ -1,12 +1,13 @@
 """What personalized PageRank costs per question: local.ranking ppr, with and without its neighbourhood fetch
-(``ppr.fetch``), against score (the bridge), and what the entity seeds of the second hop add
+(``ppr.fetch``), against score (no walk), what the bridge's third hop under the walk adds (``max_hops`` 3,
+the default, against 2, the previous default) and what the entity seeds of the second hop add
 (``entity_seed_chunks`` 1, the default, against 0), same run.
 
 python -m bench.dg.ppr_cost --uri bolt://... --out bench/results/raw/ppr_cost.json [--reps 3] [--budget 8000]
 
 Every variant assembles every MuSiQue dev question's context (vector handed in, no trace write), alternating
 question by question so load drifts hit them alike; per variant the retrieval + assembly seconds, the part
-spent in the expansion and what follows it (``expand_s``: the PPR fetch and walk, or the bridge), and the
+spent in the expansion and what follows it (``expand_s``: the bridge, the PPR fetch and walk), and the
 round trips. The raw file records the machine, its load and the command; compare the ratio, not the ms.
 """
 
@@ -24,6 +25,7 @@ VARIANTS: dict[str, dict] = {
     "score": {"ranking": "score"},
     "ppr": {"ranking": "ppr", "ppr": {"fetch": True}},
     "ppr_no_fetch": {"ranking": "ppr", "ppr": {"fetch": False}},
+    "ppr_no_bridge": {"ranking": "ppr", "ppr": {"fetch": False}, "max_hops": 2},
     "ppr_no_fetch_no_entity_seeds": {"ranking": "ppr", "ppr": {"fetch": False}, "entity_seed_chunks": 0},
 }
 RANKINGS = tuple(VARIANTS)
@@ -70,13 +72,15 @@ def main() -> None:
         "p50": p50,
         "ratio_total_p50": p50["ppr"]["total_ms"] / p50["score"]["total_ms"],
         "ratio_total_p50_no_fetch": p50["ppr_no_fetch"]["total_ms"] / p50["score"]["total_ms"],
+        "ratio_total_p50_bridge": p50["ppr_no_fetch"]["total_ms"] / p50["ppr_no_bridge"]["total_ms"],
         "ratio_total_p50_entity_seeds": p50["ppr_no_fetch"]["total_ms"]
         / p50["ppr_no_fetch_no_entity_seeds"]["total_ms"],
         "runs": runs,
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
-    shown = ("p50", "ratio_total_p50", "ratio_total_p50_no_fetch", "ratio_total_p50_entity_seeds")
+    shown = ("p50", "ratio_total_p50", "ratio_total_p50_no_fetch", "ratio_total_p50_bridge")
+    shown += ("ratio_total_p50_entity_seeds",)
     print(json.dumps({k: out[k] for k in shown}, indent=1))
 
 

@@ -9,9 +9,9 @@ Two entry points, both taking a ``Runtime``:
   stored trace.
 
 The stages live in ``retrieve`` (entry, expansion, hops, fusion, rerank, route) and ``assemble`` (the fill);
-ranking is ``rank``'s. Retrieval costs two Bolt round trips (entry, expansion; the default ``ranking: ppr``
-walks what they found), plus one with ``ppr.fetch`` (the neighbourhood one hop further) or, with
-``ranking: score``, one per hop past the second (``local.max_hops``, default 3); the trace write is one more.
+ranking is ``rank``'s. Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the
+second (the bridge, ``local.max_hops``, default 3) and one with ``ppr.fetch`` (the neighbourhood of the best
+candidates); the default ``ranking: ppr`` walks everything they found. The trace write is one more.
 """
 
 from __future__ import annotations
