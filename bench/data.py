@@ -53,6 +53,14 @@ def entity_texts(root: Path = MUSIQUE) -> dict[str, str]:
     return {i: f"{ti}:{d or ''}" for i, ti, d in zip(t["id"], t["title"], t["description"], strict=True)}
 
 
+def entity_titles(root: Path = MUSIQUE) -> dict[str, str]:
+    """The title alone per entity: what driftgraph embeds for synonym edges (``store/synonyms.py``)."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(require(root / "entities.parquet"), columns=["id", "title"]).to_pydict()
+    return {i: ti for i, ti in zip(t["id"], t["title"], strict=True) if ti and ti.strip()}
+
+
 def report_texts(root: Path = MUSIQUE) -> dict[str, str]:
     import pyarrow.parquet as pq
 

@@ -20,6 +20,7 @@ def local_engine():
 
 def all_texts(root: Path) -> list[str]:
     texts = list(data.text_units(root).values()) + list(data.entity_texts(root).values())
+    texts += list(data.entity_titles(root).values())
     texts += list(data.report_texts(root).values())
     if (root / "questions_dev.jsonl").is_file():
         texts += [q.question for q in data.questions(root / "questions_dev.jsonl")]

@@ -6,13 +6,20 @@
 //   $exclude_ids   entities never hopped through (also $exclude_titles, lower-case)
 //   $max_df        entities mentioned in more chunks than this are not hopped through
 //   $per_entity    chunks taken per (frontier chunk, entity), most query-similar first
+//   $synonyms      also hop from an entity the frontier names to its synonyms (SYN, store/synonyms.py);
+//                  such a link carries `synonym_of` {id, title}, the entity the frontier chunk named
 // Similarities are cosines in [-1, 1]. Lists come back unordered; the caller scores them.
 CALL () {
   UNWIND $frontier_ids AS fid
-  MATCH (f:Chunk {id: fid})-[:HAS_ENTITY]->(e:__Entity__)
+  MATCH (f:Chunk {id: fid})-[:HAS_ENTITY]->(m:__Entity__)
+  WHERE NOT m.id IN $exclude_ids AND NOT toLower(m.title) IN $exclude_titles
+  UNWIND [{e: m, syn: ''}] + CASE WHEN $synonyms THEN [(m)-[:SYN]-(s:__Entity__) | {e: s, syn: m.id}] ELSE [] END
+    AS step
+  WITH f, step.e AS e, step.syn AS syn
   WHERE NOT e.id IN $exclude_ids AND NOT toLower(e.title) IN $exclude_titles
-  WITH f, e, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
-  WHERE df >= 2 AND df <= $max_df
+  WITH f, e, min(syn) AS syn  // named by the chunk itself ('') wins over reached through a synonym
+  WITH f, e, syn, COUNT { (e)<-[:HAS_ENTITY]-(:Chunk) } AS df
+  WHERE df >= CASE syn WHEN '' THEN 2 ELSE 1 END AND df <= $max_df  // a synonym may be in one other chunk
   CALL (f, e) {
     MATCH (e)<-[:HAS_ENTITY]-(c:Chunk)
     WHERE c <> f AND NOT c.id IN $known_ids
@@ -21,7 +28,10 @@ CALL () {
     LIMIT $per_entity
     RETURN c
   }
-  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: f.id}) AS links
+  WITH f, e, df, c, CASE syn WHEN '' THEN null ELSE syn END AS syn_id
+  OPTIONAL MATCH (named:__Entity__ {id: syn_id})
+  RETURN collect({chunk: c.id, entity: e.id, title: e.title, df: df, via: f.id,
+                  synonym_of: CASE WHEN named IS NULL THEN null ELSE {id: named.id, title: named.title} END}) AS links
 }
 CALL (links) {
   UNWIND [l IN links | l.chunk] AS cid

@@ -44,6 +44,17 @@ def print_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
+def synonym_line(syn: dict[str, Any]) -> str:
+    """One line for the synonym step of ``import-graphrag`` and ``index`` (its ``synonyms`` summary)."""
+    if syn["skipped"]:
+        return f"synonyms: skipped ({syn['skipped']})"
+    rebuilt = ", rebuilt at a new threshold" if syn["rebuilt"] else ""
+    return (
+        f"synonyms: {syn['names_embedded']} names embedded, {syn['entities_linked']} entities compared, "
+        f"SYN edges {syn['edges_total']}{rebuilt}"
+    )
+
+
 def console() -> Any:
     from rich.console import Console
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph.cli import app
-from driftgraph.cli.common import JsonOpt, engine, print_json
+from driftgraph.cli.common import JsonOpt, engine, print_json, synonym_line
 
 
 class _RichProgress:
@@ -71,6 +71,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
             note = emb.get(k, {}).get("note")
             if note:
                 typer.echo(f"  {k}: {note}")
+    typer.echo(synonym_line(summary["synonyms"]))
     for key, n in summary["warnings"].items():
         example = (summary["warning_examples"].get(key) or [""])[0]
         typer.echo(f"warning: {key}: {n} (e.g. {example})")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph.cli import app
-from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state
+from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state, synonym_line
 
 EXIT_FAILURES = 3  # finished, but some items failed: a distinct code scripts can test
 
@@ -73,6 +73,8 @@ def _render(s: dict[str, Any]) -> None:
         f"LLM calls {s['llm_calls']} (cache hits {s['cache_hits']}), tokens {s['tokens']['prompt']} in / "
         f"{s['tokens']['completion']} out; reports generated {r['reports_generated']}, reused {r['reports_reused']}"
     )
+    syn = r["synonyms"]
+    out.print(synonym_line(syn), style="yellow" if syn["skipped"] and "enabled" not in syn["skipped"] else None)
     f = s["failures"]
     if f["count"]:
         out.print(f"[yellow]failures: {f['count']}[/] (chunks {len(f['chunks'])}, reports {len(f['reports'])})")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from driftgraph.config.indexing import IndexConfig, ModelPrice
+from driftgraph.config.indexing import IndexConfig, ModelPrice, SynonymsConfig
 from driftgraph.config.modes import (
     BasicConfig,
     DriftConfig,
@@ -64,6 +64,7 @@ __all__ = [
     "RerankConfig",
     "ServeConfig",
     "SourceCaps",
+    "SynonymsConfig",
     "TokenizerConfig",
     "TraceConfig",
     "VectorIndexConfig",
@@ -80,6 +81,7 @@ class Config(_Section):
     tokenizer: TokenizerConfig = TokenizerConfig()
     prompts: PromptsConfig = PromptsConfig()
     index: IndexConfig = IndexConfig()
+    synonyms: SynonymsConfig = SynonymsConfig()
     local: LocalConfig = LocalConfig()
     trace: TraceConfig = TraceConfig()
     global_: GlobalConfig = Field(GlobalConfig(), alias="global")

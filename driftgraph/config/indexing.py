@@ -1,4 +1,4 @@
-"""The ``index`` section: chunking, extraction, communities, reports, prices for estimates."""
+"""The ``index`` section (chunking, extraction, communities, reports, prices for estimates) and ``synonyms``."""
 
 from __future__ import annotations
 
@@ -67,3 +67,18 @@ class IndexConfig(_Section):
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
         return self
+
+
+class SynonymsConfig(_Section):
+    """Synonym edges (``SYN``, as HippoRAG 2 adds them): entities whose names embed alike, so the bridge can hop
+    from "Rutgers" to "Rutgers University". Built by ``import-graphrag`` and ``index`` after the embeddings."""
+
+    enabled: bool = Field(True, description="embed entity names and link look-alikes after import and index")
+    min_similarity: float = Field(
+        0.85, ge=0, le=1, description="cosine of two name embeddings at or above which they are synonyms"
+    )
+    max_per_entity: int = Field(5, ge=1, le=100, description="most similar names linked per new entity")
+    max_entities: int = Field(
+        200_000, ge=0, description="graphs with more entities skip synonym edges with a warning (all-pairs cost)"
+    )
+    batch_size: int = Field(512, ge=1, le=100_000, description="names embedded, compared and written per step")

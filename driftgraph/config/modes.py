@@ -116,6 +116,9 @@ class LocalConfig(_Section):
     bridge_max_df: int = Field(
         25, ge=2, description="entities in more chunks are not bridged through (only the most similar chunks are)"
     )
+    bridge_synonyms: bool = Field(
+        True, description="the bridge also hops from an entity to its synonyms (SYN edges, config synonyms)"
+    )
     ranking: Literal["score", "ppr"] = Field(
         "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: without the walk"
     )

@@ -18,6 +18,7 @@ from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
 from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.schema import mark_filled_by
+from driftgraph.store.synonyms import SynonymSummary, link_synonyms
 
 if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
@@ -87,6 +88,12 @@ def run_import(
             store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress, cfg.import_
         )
         lap("embed")
+    synonyms = SynonymSummary(skipped="--no-embed")
+    if do_embed:
+        synonyms = link_synonyms(store, rt.embedder.embed, cfg.synonyms, cfg.import_.embed_batch_size, progress.task)
+        if synonyms.skipped and cfg.synonyms.enabled:
+            cat.warnings.add("synonyms_skipped", synonyms.skipped)
+        lap("synonyms")
     from driftgraph.store.online import await_online
 
     await_online(store, cfg.neo4j.index_wait_s)  # a query right after the import finds every index ONLINE
@@ -105,6 +112,7 @@ def run_import(
         "placeholder_entities": sorted(cat.placeholder_ids),  # in __Entity__'s count, flagged placeholder=true
         "tables": tables,
         "embedded": embedded,
+        "synonyms": synonyms.to_dict(),
         "warnings": dict(sorted(cat.warnings.counts.items())),
         "warning_examples": dict(sorted(cat.warnings.examples.items())),
         "phase_seconds": phases,

@@ -32,6 +32,7 @@ from driftgraph.store import ingest
 from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.index_state import read_state, stored_reports
 from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
+from driftgraph.store.synonyms import link_synonyms
 
 if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
@@ -121,6 +122,8 @@ def run_index(
             )
         with stage("embed"):
             embedded = _embed(store, embedder, icfg.write_batch_size, bars)
+        with stage("synonyms"):
+            synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, icfg.write_batch_size, bars.counter)
         with stage("indexes"):
             from driftgraph.store.online import await_online
 
@@ -160,6 +163,7 @@ def run_index(
                 "reports_with_substituted_sub_reports": report_stats["substituted"],
                 "deleted": deleted,
                 "embedded": embedded,
+                "synonyms": synonyms.to_dict(),
             },
             "failures": {
                 "count": len(failed_chunks) + len(report_stats["failures"]) + len(summaries["failures"]),

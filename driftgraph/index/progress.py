@@ -38,6 +38,13 @@ class Bars:
         tid = self._bar.add_task(name, total=total)
         return lambda: self._bar.advance(tid)
 
+    def counter(self, name: str, total: int | None) -> Callable[[int], None]:
+        """Like ``task``, for stages that report whole batches: the function advances by its argument."""
+        if self._bar is None:
+            return lambda n: None
+        tid = self._bar.add_task(name, total=total)
+        return lambda n: self._bar.advance(tid, n)
+
     def done(self, name: str, total: int = 1) -> None:
         """A stage that finished in one go, shown complete."""
         step = self.task(name, total)

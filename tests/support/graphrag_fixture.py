@@ -246,3 +246,32 @@ def import_chain(cfg: Any, folder: Path) -> Any:
     with open_engine(cfg) as eng:
         eng.import_graphrag(write(folder), reset=True, embed=True)
     return cfg
+
+
+def synonym_tables() -> dict[str, list[dict[str, Any]]]:
+    """``tables()`` with the chain's last link broken into two names: t2 names BOB, t1 names "Bob" (entity e5,
+    as an extraction that kept the case apart would), so no entity is shared by t2 and t1 and only a synonym
+    edge BOB ~ Bob bridges them."""
+    data = tables()
+    t1 = next(t for t in data["text_units"] if t["id"] == "t1")
+    t1["entity_ids"] = ["e5", "e4"]
+    bob = next(e for e in data["entities"] if e["id"] == "e2")
+    bob.update(text_unit_ids=["t2"], frequency=1)
+    data["entities"].append(
+        {
+            "id": "e5",
+            "human_readable_id": 4,
+            "title": "Bob",
+            "type": "PERSON",
+            "description": "Builds engines",
+            "text_unit_ids": ["t1"],
+            "frequency": 1,
+            "degree": 1,
+        }
+    )
+    r2 = next(r for r in data["relationships"] if r["id"] == "r2")
+    r2["source"] = "Bob"
+    for c in data["communities"]:
+        if "e2" in c["entity_ids"]:
+            c["entity_ids"] = [*c["entity_ids"], "e5"]
+    return data

@@ -8,8 +8,9 @@ chunks that share an entity (mentioned in at most ``bridge_max_df`` chunks) with
 ``bridge_chunks_per_entity`` most query-similar per entity (so a common entity bridges to few chunks).
 A new chunk's support is ``idf(entity) / idf_max * score(frontier chunk)`` (weighted by ``bridge_weight``),
 so support decays along the chain and an off-topic frontier bridges to little. It stops at ``max_hops`` or
-when a hop finds nothing new. Each link keeps its hop number and its path (entity titles from the seed,
-``A > B``).
+when a hop finds nothing new. With ``bridge_synonyms`` a hop also crosses a ``SYN`` edge (``store/synonyms.py``)
+from an entity the frontier names to a look-alike name (one mention elsewhere is enough there). Each link keeps
+its hop number and its path (entity titles from the seed, ``A > B``; ``B ~ B'`` for a synonym).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def run_bridge(
             exclude_titles=sorted(exclude_titles),
             max_df=settings.bridge_max_df,
             per_entity=settings.bridge_chunks_per_entity,
+            synonyms=settings.bridge_synonyms,
         )[0]
         trips += 1
         if not row["chunks"]:
@@ -70,6 +72,8 @@ def run_bridge(
         for link in row["links"]:
             via = by_id[link["via"]]
             title = link["title"] or link["entity"]
+            if link.get("synonym_of"):
+                title = f"{link['synonym_of']['title']} ~ {title}"
             link["hop"] = hop
             link["weight"] = idf(link["df"], n) / idf_max * max(via.score, 0.0)
             link["path"] = f"{via.via} > {title}" if via.via else title

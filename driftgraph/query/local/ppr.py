@@ -106,7 +106,12 @@ def walk(
         titles[link["entity"]] = link.get("title") or link["entity"]
         df[link["entity"]] = int(link.get("df") or 1)
         graph.edge(("c", link["chunk"]), ("e", link["entity"]), 1.0)
-        if link.get("via"):  # a seed or bridge link names the chunk it hopped from, which mentions the entity
+        named = link.get("synonym_of")  # a bridge link across SYN: the frontier chunk names the synonym
+        if named:
+            titles[named["id"]] = named["title"] or named["id"]
+            graph.edge(("c", link["via"]), ("e", named["id"]), 1.0)
+            graph.edge(("e", named["id"]), ("e", link["entity"]), 1.0)
+        elif link.get("via"):  # a seed or bridge link names the chunk it hopped from, which mentions the entity
             graph.edge(("c", link["via"]), ("e", link["entity"]), 1.0)
     for rel in relations:
         graph.edge(("e", rel["source"]), ("e", rel["target"]), cfg.relation_weight)

@@ -1,0 +1,153 @@
+"""Synonym edges: entities whose names embed alike get ``(a)-[:SYN {similarity}]->(b)``, so the bridge can hop
+from one name of a thing to another ("Rutgers" and "Rutgers University" are two entities of the same
+extraction). HippoRAG 2 adds the same edges to its graph.
+
+Two resumable steps, run by ``import-graphrag`` and ``index`` after the embeddings: every entity whose name has
+no vector gets one (``name_embedding``, the title alone), then every entity not yet marked at the configured
+threshold is compared with all names at once (numpy, one matrix product per batch; no vector index, so no HNSW
+inserts) and linked to its ``max_per_entity`` most similar names at or above ``min_similarity``. A batch's
+edges and marks are one transaction: a run that stops half-way resumes with the unmarked entities, and
+adding documents compares only their new entities. A changed threshold rebuilds every edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from driftgraph.config import SynonymsConfig
+    from driftgraph.store.db import Store
+
+OnBatch = Callable[[int], None]
+Task = Callable[[str, int | None], OnBatch]  # a progress bar: name and total -> call with each batch's size
+
+
+@dataclass
+class SynonymSummary:
+    """What one run did; ``skipped`` says why nothing was done (disabled, too many entities)."""
+
+    names_embedded: int = 0
+    entities_linked: int = 0
+    edges_written: int = 0
+    edges_total: int = 0
+    rebuilt: bool = False
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "names_embedded": self.names_embedded,
+            "entities_linked": self.entities_linked,
+            "edges_written": self.edges_written,
+            "edges_total": self.edges_total,
+            "rebuilt": self.rebuilt,
+            "skipped": self.skipped,
+        }
+
+
+def synonym_state(store: Store, settings: SynonymsConfig) -> dict[str, int]:
+    """Entities, names still to embed, entities marked at another threshold, SYN edges."""
+    return dict(store.read("ingest/synonym_state", min_similarity=settings.min_similarity)[0])
+
+
+def _pages(store: Store, name: str, page_size: int, **params: Any) -> Iterator[list[dict[str, Any]]]:
+    after = ""
+    while True:
+        page = store.read(name, after=after, limit=page_size, **params)
+        if not page:
+            return
+        yield page
+        after = page[-1]["id"]
+
+
+def embed_names(
+    store: Store, embed: Callable[[list[str]], Any], page_size: int, on_batch: OnBatch | None = None
+) -> int:
+    """Embed the title of every entity that has no name vector: one read, one embed call, one write per page."""
+    done = 0
+    for page in _pages(store, "ingest/pending_entity_names", page_size):
+        vectors = embed([r["title"] for r in page])
+        rows = [{"id": r["id"], "embedding": [float(x) for x in v]} for r, v in zip(page, vectors, strict=True)]
+        done += int(store.run("ingest/name_embeddings_entity", rows=rows)[0]["written"])
+        if on_batch is not None:
+            on_batch(len(page))
+    return done
+
+
+def nearest_pairs(
+    vectors: Any, ids: list[str], rows: list[int], min_similarity: float, per_entity: int
+) -> list[dict[str, Any]]:
+    """For each index in ``rows``: its ``per_entity`` most similar other names at or above ``min_similarity``
+    (ties by id), as pairs ``{a, b, similarity}`` with ``a < b``. ``vectors`` are L2-normalised rows."""
+    import numpy as np
+
+    sims = vectors[rows] @ vectors.T
+    out: dict[tuple[str, str], float] = {}
+    for k, i in enumerate(rows):
+        row = sims[k]
+        row[i] = -2.0  # never oneself
+        hits = np.flatnonzero(row >= min_similarity)
+        best = sorted(hits.tolist(), key=lambda j: (-float(row[j]), ids[j]))[:per_entity]
+        for j in best:
+            a, b = sorted((ids[i], ids[j]))
+            out[(a, b)] = round(float(row[j]), 4)
+    return [{"a": a, "b": b, "similarity": s} for (a, b), s in sorted(out.items())]
+
+
+def link_synonyms(
+    store: Store,
+    embed: Callable[[list[str]], Any],
+    settings: SynonymsConfig,
+    page_size: int,
+    task: Task | None = None,
+) -> SynonymSummary:
+    """Embed new names, then link every unmarked entity to its synonyms (see the module docstring)."""
+    import numpy as np
+
+    out = SynonymSummary()
+    if not settings.enabled:
+        out.skipped = "synonyms.enabled is false"
+        return out
+    state = synonym_state(store, settings)
+    if state["entities"] > settings.max_entities:
+        out.skipped = (
+            f"{state['entities']} entities > synonyms.max_entities ({settings.max_entities}): comparing all names "
+            "costs entities squared; raise the limit to build them"
+        )
+        return out
+    if state["stale"]:
+        store.run_auto("ingest/synonym_reset")
+        out.rebuilt = True
+        state = synonym_state(store, settings)
+    on_embed = task("embed entity names", state["unembedded"]) if task else None
+    on_link = task("link synonyms", state["unlinked"]) if task else None
+    out.names_embedded = embed_names(store, embed, page_size, on_embed)
+    ids: list[str] = []
+    chunks: list[Any] = []
+    todo: list[int] = []
+    for page in _pages(store, "ingest/entity_names", page_size, min_similarity=settings.min_similarity):
+        for r in page:
+            if not r["linked"]:
+                todo.append(len(ids))
+            ids.append(r["id"])
+        chunks.append(np.asarray([r["embedding"] for r in page], dtype=np.float32))
+    if todo:
+        vectors = np.concatenate(chunks)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors /= np.where(norms > 0, norms, 1.0)
+        for start in range(0, len(todo), settings.batch_size):
+            rows = todo[start : start + settings.batch_size]
+            pairs = nearest_pairs(vectors, ids, rows, settings.min_similarity, settings.max_per_entity)
+            res = store.run(
+                "ingest/synonyms",
+                pairs=pairs,
+                ids=[ids[i] for i in rows],
+                min_similarity=settings.min_similarity,
+            )[0]
+            out.entities_linked += int(res["marked"])
+            out.edges_written += int(res["linked"])
+            if on_link is not None:
+                on_link(len(rows))
+    out.edges_total = int(synonym_state(store, settings)["edges"])
+    return out
