@@ -63,16 +63,44 @@ def _pages(store: Store, name: str, page_size: int, **params: Any) -> Iterator[l
 
 def embed_names(
     store: Store, embed: Callable[[list[str]], Any], page_size: int, on_batch: OnBatch | None = None
-) -> int:
-    """Embed the title of every entity that has no name vector: one read, one embed call, one write per page."""
-    done = 0
+) -> dict[str, Any]:
+    """Embed the title of every entity that has no name vector (one read, one embed call, one write per page);
+    returns the vectors by id, so the comparison does not read back what was just written."""
+    done: dict[str, Any] = {}
     for page in _pages(store, "ingest/pending_entity_names", page_size):
         vectors = embed([r["title"] for r in page])
         rows = [{"id": r["id"], "embedding": [float(x) for x in v]} for r, v in zip(page, vectors, strict=True)]
-        done += int(store.run("ingest/name_embeddings_entity", rows=rows)[0]["written"])
+        store.run("ingest/name_embeddings_entity", rows=rows)
+        done.update((r["id"], r["embedding"]) for r in rows)
         if on_batch is not None:
             on_batch(len(page))
     return done
+
+
+def _all_vectors(store: Store, fresh: dict[str, Any], settings: SynonymsConfig, page_size: int) -> tuple[Any, ...]:
+    """Ids (in id order), their L2-normalised name vectors and the indexes still to link; only vectors not in
+    ``fresh`` are read from Neo4j (after a full import: none)."""
+    import numpy as np
+
+    ids: list[str] = []
+    todo: list[int] = []
+    for page in _pages(store, "ingest/entity_names", page_size, min_similarity=settings.min_similarity):
+        for r in page:
+            if not r["linked"]:
+                todo.append(len(ids))
+            ids.append(r["id"])
+    vectors = np.zeros((len(ids), 0), dtype=np.float32)
+    if not todo:
+        return ids, vectors, todo
+    stored = [i for i in ids if i not in fresh]
+    got: dict[str, Any] = dict(fresh)
+    for start in range(0, len(stored), page_size):
+        rows = store.read("ingest/entity_name_vectors", ids=stored[start : start + page_size])
+        got.update((r["id"], r["embedding"]) for r in rows)
+    vectors = np.asarray([got[i] for i in ids], dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors /= np.where(norms > 0, norms, 1.0)
+    return ids, vectors, todo
 
 
 def nearest_pairs(
@@ -103,8 +131,6 @@ def link_synonyms(
     task: Task | None = None,
 ) -> SynonymSummary:
     """Embed new names, then link every unmarked entity to its synonyms (see the module docstring)."""
-    import numpy as np
-
     out = SynonymSummary()
     if not settings.enabled:
         out.skipped = "synonyms.enabled is false"
@@ -122,32 +148,19 @@ def link_synonyms(
         state = synonym_state(store, settings)
     on_embed = task("embed entity names", state["unembedded"]) if task else None
     on_link = task("link synonyms", state["unlinked"]) if task else None
-    out.names_embedded = embed_names(store, embed, page_size, on_embed)
-    ids: list[str] = []
-    chunks: list[Any] = []
-    todo: list[int] = []
-    for page in _pages(store, "ingest/entity_names", page_size, min_similarity=settings.min_similarity):
-        for r in page:
-            if not r["linked"]:
-                todo.append(len(ids))
-            ids.append(r["id"])
-        chunks.append(np.asarray([r["embedding"] for r in page], dtype=np.float32))
-    if todo:
-        vectors = np.concatenate(chunks)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors /= np.where(norms > 0, norms, 1.0)
-        for start in range(0, len(todo), settings.batch_size):
-            rows = todo[start : start + settings.batch_size]
-            pairs = nearest_pairs(vectors, ids, rows, settings.min_similarity, settings.max_per_entity)
-            res = store.run(
-                "ingest/synonyms",
-                pairs=pairs,
-                ids=[ids[i] for i in rows],
-                min_similarity=settings.min_similarity,
-            )[0]
-            out.entities_linked += int(res["marked"])
-            out.edges_written += int(res["linked"])
-            if on_link is not None:
-                on_link(len(rows))
+    fresh = embed_names(store, embed, page_size, on_embed)
+    out.names_embedded = len(fresh)
+    ids, vectors, todo = _all_vectors(store, fresh, settings, page_size)
+    del fresh
+    for start in range(0, len(todo), settings.batch_size):
+        rows = todo[start : start + settings.batch_size]
+        pairs = nearest_pairs(vectors, ids, rows, settings.min_similarity, settings.max_per_entity)
+        res = store.run(
+            "ingest/synonyms", pairs=pairs, ids=[ids[i] for i in rows], min_similarity=settings.min_similarity
+        )[0]
+        out.entities_linked += int(res["marked"])
+        out.edges_written += int(res["linked"])
+        if on_link is not None:
+            on_link(len(rows))
     out.edges_total = int(synonym_state(store, settings)["edges"])
     return out
