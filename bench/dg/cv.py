@@ -18,12 +18,14 @@ from bench import data, metrics
 from bench.dg import common
 
 BUDGETS = (2000, 4000, 8000, 12000)
-# the first entry is the one a tie goes to: the shipped defaults (the bridge's third hop, then the walk over
-# everything found). Kept small (each configuration is 200 assemblies); wider frontiers, bridge_max_df 200/1000
-# and max_hops 4 measured the same as the bridge's defaults, and ppr.frontier 40 the same as 20.
+# the first entry is the one a tie goes to: the shipped defaults (the bridge's third hop across shared
+# entities and synonym edges, then the walk over everything found). Kept small (each configuration is 200
+# assemblies); wider frontiers, bridge_max_df 200/1000 and max_hops 4 measured the same as the bridge's
+# defaults, and ppr.frontier 40 the same as 20.
 GRID: dict[str, dict] = {
     "defaults (ppr over 3 hops, weight 1, no fetch, passage relative temperature 0.8)": {},
     "ppr over 2 hops, no bridge (2 trips; the previous default)": {"max_hops": 2},
+    "bridge without synonym edges": {"bridge_synonyms": False},
     "score ranking, no walk (3 hops)": {"ranking": "score"},
     "ppr weight 0.5": {"ppr": {"weight": 0.5}},
     "ppr weight 3": {"ppr": {"weight": 3.0}},
