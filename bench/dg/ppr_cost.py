@@ -1,7 +1,7 @@
 """What personalized PageRank costs per question: local.ranking ppr, with and without its neighbourhood fetch
 (``ppr.fetch``), against score (no walk), what the bridge's third hop under the walk adds (``max_hops`` 3,
-the default, against 2, the previous default) and what the entity seeds of the second hop add
-(``entity_seed_chunks`` 1, the default, against 0), same run.
+the default, against 2, the previous default), what hopping across synonym edges adds (``bridge_synonyms``)
+and what the entity seeds of the second hop add (``entity_seed_chunks`` 1, the default, against 0), same run.
 
 python -m bench.dg.ppr_cost --uri bolt://... --out bench/results/raw/ppr_cost.json [--reps 3] [--budget 8000]
 
@@ -26,6 +26,7 @@ VARIANTS: dict[str, dict] = {
     "ppr": {"ranking": "ppr", "ppr": {"fetch": True}},
     "ppr_no_fetch": {"ranking": "ppr", "ppr": {"fetch": False}},
     "ppr_no_bridge": {"ranking": "ppr", "ppr": {"fetch": False}, "max_hops": 2},
+    "ppr_no_synonyms": {"ranking": "ppr", "ppr": {"fetch": False}, "bridge_synonyms": False},
     "ppr_no_fetch_no_entity_seeds": {"ranking": "ppr", "ppr": {"fetch": False}, "entity_seed_chunks": 0},
 }
 RANKINGS = tuple(VARIANTS)
@@ -73,6 +74,7 @@ def main() -> None:
         "ratio_total_p50": p50["ppr"]["total_ms"] / p50["score"]["total_ms"],
         "ratio_total_p50_no_fetch": p50["ppr_no_fetch"]["total_ms"] / p50["score"]["total_ms"],
         "ratio_total_p50_bridge": p50["ppr_no_fetch"]["total_ms"] / p50["ppr_no_bridge"]["total_ms"],
+        "ratio_total_p50_synonyms": p50["ppr_no_fetch"]["total_ms"] / p50["ppr_no_synonyms"]["total_ms"],
         "ratio_total_p50_entity_seeds": p50["ppr_no_fetch"]["total_ms"]
         / p50["ppr_no_fetch_no_entity_seeds"]["total_ms"],
         "runs": runs,
