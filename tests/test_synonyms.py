@@ -128,3 +128,21 @@ def test_the_bridge_hops_across_a_synonym_and_names_it_in_the_path(neo4j_config:
     assert ctx.recorder.round_trips == 3
     without = context(False)
     assert "t1" not in {i.id for i in without.recorder.items} and "Bob built engines." not in without.text
+
+
+def test_the_cli_import_prints_what_the_synonym_step_did(neo4j_config: dict, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    folder = graphrag_fixture.write(tmp_path / "idx", graphrag_fixture.synonym_tables())
+    env = {**os.environ, "NEO4J_URI": neo4j_config["uri"], "NEO4J_PASSWORD": neo4j_config["password"]}
+    cmd = [sys.executable, "-m", "driftgraph", "import-graphrag", str(folder), "--reset"]
+    res = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "synonyms: 5 names embedded, 5 entities compared, SYN edges 1" in res.stdout
+    (tmp_path / "driftgraph.yaml").write_text("synonyms:\n  max_entities: 3\n")
+    res = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "synonyms: skipped (5 entities > synonyms.max_entities (3)" in res.stdout
+    assert "warning: synonyms_skipped: 1" in res.stdout

@@ -81,4 +81,4 @@ class SynonymsConfig(_Section):
     max_entities: int = Field(
         200_000, ge=0, description="graphs with more entities skip synonym edges with a warning (all-pairs cost)"
     )
-    batch_size: int = Field(512, ge=1, le=100_000, description="names embedded, compared and written per step")
+    batch_size: int = Field(512, ge=1, le=100_000, description="names compared and linked per write transaction")
