@@ -126,6 +126,12 @@ def test_llm_graph_builder_graph_is_adopted_without_changing_it(eng, fake_llm):
     assert described == s["entities"] - s["reused_vectors"]["entity"], "only entities without a description"
     after = snapshot(eng.store)
     assert_kept(before, after)
+    # synonym edges are drawn here too, and the name vector and the mark are listed as driftgraph's
+    syn = s["added"]["synonyms"]
+    assert syn["skipped"] is None and syn["names_embedded"] == syn["entities_linked"] == s["entities"]
+    unlisted = q(eng.store, "MATCH (e:__Entity__) WHERE NOT ('name_embedding' IN e.driftgraph_props "
+                            "AND 'synonyms_at' IN e.driftgraph_props) RETURN count(e) AS n")[0]["n"]  # fmt: skip
+    assert unlisted == 0
     # the other tool's descriptions stay, ours are summaries of the chunks
     own = q(eng.store, "MATCH (e:__Entity__) WHERE e.description ENDS WITH 'described by the other tool.' "
                        "RETURN count(e) AS n, sum(size(e.driftgraph_props)) AS owned")[0]  # fmt: skip

@@ -25,6 +25,7 @@ from driftgraph.llm.ledger import Ledger
 from driftgraph.store import ingest
 from driftgraph.store.index_state import stored_reports
 from driftgraph.store.schema import ensure_schema, mark_filled_by
+from driftgraph.store.synonyms import link_synonyms
 
 if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
@@ -78,6 +79,8 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
         refresh_aliases(store, aliased)
     with stage("embed"):
         embedded = {kind: ingest.embed_pending(store, kind, embedder.embed, batch) for kind in ingest.EMBED_KINDS}
+    with stage("synonyms"):
+        synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, batch)
     with stage("indexes"):
         store.run_auto("adopt/await_indexes", seconds=cfg.neo4j.index_wait_s)
     total = ledger.to_dict(per_phase=True)["total"]
@@ -102,6 +105,7 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
             "reports_generated": report_stats["generated"],
             "reports_reused": report_stats["reused"],
             "embedded": embedded,
+            "synonyms": synonyms.to_dict(),
         },
         "reused_vectors": {"chunk": foreign_chunk_vectors, "entity": foreign_entity_vectors},
         "aliased_indexes": aliased,

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph.cli import app
-from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state
+from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state, synonym_line
 
 FromOpt = Annotated[
     str,
@@ -44,6 +44,7 @@ def _render(s: dict[str, Any]) -> None:
         + "; reused the other tool's vectors: "
         + ", ".join(f"{k} {v}" for k, v in s["reused_vectors"].items())
     )
+    out.print(synonym_line(a["synonyms"]))
     if s["aliased_indexes"]:
         out.print(f"indexes on alias labels (the other tool's index covers the property): {s['aliased_indexes']}")
     f = s["failures"]

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.errors import IngestError
+
 if TYPE_CHECKING:
     from driftgraph.config import SynonymsConfig
     from driftgraph.store.db import Store
@@ -97,6 +99,13 @@ def _all_vectors(store: Store, fresh: dict[str, Any], settings: SynonymsConfig, 
     for start in range(0, len(stored), page_size):
         rows = store.read("ingest/entity_name_vectors", ids=stored[start : start + page_size])
         got.update((r["id"], r["embedding"]) for r in rows)
+    sizes = {len(v) for v in got.values()}
+    if len(sizes) > 1:  # another tool's `name_embedding` on an adopted graph, or a changed embedder
+        odd = next(i for i in ids if len(got[i]) != len(got[ids[todo[0]]]))
+        raise IngestError(
+            f"entity name vectors of different sizes {sorted(sizes)} (e.g. entity {odd}): remove the "
+            "`name_embedding` property that driftgraph did not write, then run again"
+        )
     vectors = np.asarray([got[i] for i in ids], dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors /= np.where(norms > 0, norms, 1.0)
