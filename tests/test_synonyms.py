@@ -27,14 +27,7 @@ SYN_EDGES = (
 
 
 def _import(cfg: Any, folder: Path) -> dict[str, Any]:
-    with Store(cfg.neo4j) as store:
-        store.run_auto("admin/reset")
-        store.run_auto("admin/drop_schema")
-    with open_engine(cfg) as eng:
-        summary: dict[str, Any] = eng.import_graphrag(
-            graphrag_fixture.write(folder, graphrag_fixture.synonym_tables()), reset=True, embed=True
-        )
-    return summary
+    return graphrag_fixture.import_fresh(cfg, folder, graphrag_fixture.synonym_tables())
 
 
 def _link(cfg: Any, settings: SynonymsConfig) -> Any:

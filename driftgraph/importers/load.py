@@ -83,13 +83,12 @@ def run_import(
     tables = _write_tables(store, cat, batch, tokens, progress)
     lap("write")
     embedded: dict[str, Any] = {"skipped": True}
+    synonyms = SynonymSummary(skipped="--no-embed")
     if do_embed:
         embedded = embed_all(
             store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress, cfg.import_
         )
         lap("embed")
-    synonyms = SynonymSummary(skipped="--no-embed")
-    if do_embed:
         synonyms = link_synonyms(store, rt.embedder.embed, cfg.synonyms, cfg.import_.embed_batch_size, progress.task)
         if synonyms.skipped and cfg.synonyms.enabled:
             cat.warnings.add("synonyms_skipped", synonyms.skipped)

@@ -10,7 +10,7 @@ summary says what was re-done.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,12 +185,7 @@ def _embed(store: Store, embedder: Embedder, page_size: int, bars: Bars) -> dict
     pending = ingest.pending_embedding_counts(store)
     done: dict[str, int] = {}
     for kind in ingest.EMBED_KINDS:
-        step = bars.task(f"embed {kind}", pending[kind])
-
-        def advance(n: int, step: Callable[[], None] = step) -> None:
-            for _ in range(n):
-                step()
-
+        advance = bars.counter(f"embed {kind}", pending[kind])
         done[kind] = ingest.embed_pending(store, kind, embedder.embed, page_size, advance)
     return done
 

@@ -33,10 +33,8 @@ class Bars:
 
     def task(self, name: str, total: int | None) -> Callable[[], None]:
         """A bar for one stage (``total=None``: not known in advance); returns its advance-by-one function."""
-        if self._bar is None:
-            return lambda: None
-        tid = self._bar.add_task(name, total=total)
-        return lambda: self._bar.advance(tid)
+        advance = self.counter(name, total)
+        return lambda: advance(1)
 
     def counter(self, name: str, total: int | None) -> Callable[[int], None]:
         """Like ``task``, for stages that report whole batches: the function advances by its argument."""

@@ -31,8 +31,9 @@ then the writer counts it from the text named below):
   source_text, subject, object, subject_entity_id, text_unit_id}`` -> ``(:Claim)-[:ABOUT]->(:__Entity__)``
   (subject), ``(:Claim)-[:FOUND_IN]->(:Chunk)``.
 - embeddings: ``write_embeddings(store, kind, rows of {id, embedding})`` with kind ``entity``, ``chunk`` or
-  ``community``. A writer that changes an embedded text removes the stale vector, so ``embed_pending``
-  (which embeds every node of a kind that has none) recomputes exactly what changed.
+  ``community`` (``EMBED_KINDS``), or ``entity_name`` (the title alone, for synonym edges: ``store/synonyms.py``).
+  A writer that changes an embedded text removes the stale vector, so ``embed_pending`` (which embeds every
+  node of a kind that has none) recomputes exactly what changed.
 
 Stored JSON: ``Document.metadata`` and ``__Community__.findings`` are JSON strings (Neo4j properties cannot
 hold maps).
@@ -51,7 +52,8 @@ from driftgraph.store.db import Store
 Row = dict[str, Any]
 TokenCounter = Callable[[str], int]
 OnBatch = Callable[[int], None]
-EMBED_KINDS = ("entity", "chunk", "community")
+EMBED_KINDS = ("entity", "chunk", "community")  # the vector indexes' kinds, embedded by import and index
+VECTOR_KINDS = (*EMBED_KINDS, "entity_name")  # and the entity's name vector of the synonym step
 
 
 # -- texts whose tokens are counted / embedded --------------------------------------------------------------
@@ -261,8 +263,8 @@ def write_claims(store: Store, rows: Iterable[Row], batch_size: int, on_batch: O
 
 # -- embeddings ---------------------------------------------------------------------------------------------
 def _check_kind(kind: str) -> None:
-    if kind not in EMBED_KINDS:
-        raise ValueError(f"embedding kind must be one of {EMBED_KINDS}, not {kind!r}")
+    if kind not in VECTOR_KINDS:
+        raise ValueError(f"embedding kind must be one of {VECTOR_KINDS}, not {kind!r}")
 
 
 def write_embeddings(
@@ -284,16 +286,21 @@ def pending_embedding_counts(store: Store) -> dict[str, int]:
     return {k: int(rows[0][k]) for k in EMBED_KINDS} if rows else dict.fromkeys(EMBED_KINDS, 0)
 
 
-def pending_embeddings(store: Store, kind: str, page_size: int) -> Iterator[list[Row]]:
-    """Pages of ``{id, text}`` for nodes without an embedding, in id order (keyset paging, one read each)."""
-    _check_kind(kind)
+def keyset_pages(store: Store, name: str, page_size: int, **params: Any) -> Iterator[list[Row]]:
+    """Pages of a read statement that takes ``$after`` and ``$limit`` and returns rows in ``id`` order."""
     after = ""
     while True:
-        page = store.read(f"ingest/pending_{kind}", after=after, limit=page_size)
+        page = store.read(name, after=after, limit=page_size, **params)
         if not page:
             return
         yield page
         after = page[-1]["id"]
+
+
+def pending_embeddings(store: Store, kind: str, page_size: int) -> Iterator[list[Row]]:
+    """Pages of ``{id, text}`` for nodes without an embedding, in id order (keyset paging, one read each)."""
+    _check_kind(kind)
+    return keyset_pages(store, f"ingest/pending_{kind}", page_size)
 
 
 def embed_pending(
@@ -302,13 +309,17 @@ def embed_pending(
     embed: Callable[[list[str]], Any],
     page_size: int,
     on_batch: OnBatch | None = None,
+    keep: dict[str, Any] | None = None,
 ) -> int:
-    """Embed every ``kind`` node that has no vector: one read, one embed call and one write tx per page."""
+    """Embed every ``kind`` node that has no vector: one read, one embed call and one write tx per page.
+    ``keep`` (if given) receives each vector by id, for a caller that uses them right after."""
     done = 0
     for page in pending_embeddings(store, kind, page_size):
         vectors = embed([r["text"] for r in page])
         rows = [{"id": r["id"], "embedding": v} for r, v in zip(page, vectors, strict=True)]
         done += write_embeddings(store, kind, rows, page_size)
+        if keep is not None:
+            keep.update((r["id"], r["embedding"]) for r in rows)
         if on_batch is not None:
             on_batch(len(page))
     return done

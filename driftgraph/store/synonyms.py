@@ -12,11 +12,12 @@ adding documents compares only their new entities. A changed threshold rebuilds 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import IngestError
+from driftgraph.store import ingest
 
 if TYPE_CHECKING:
     from driftgraph.config import SynonymsConfig
@@ -38,45 +39,12 @@ class SynonymSummary:
     skipped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "names_embedded": self.names_embedded,
-            "entities_linked": self.entities_linked,
-            "edges_written": self.edges_written,
-            "edges_total": self.edges_total,
-            "rebuilt": self.rebuilt,
-            "skipped": self.skipped,
-        }
+        return asdict(self)
 
 
 def synonym_state(store: Store, settings: SynonymsConfig) -> dict[str, int]:
     """Entities, names still to embed, entities marked at another threshold, SYN edges."""
     return dict(store.read("ingest/synonym_state", min_similarity=settings.min_similarity)[0])
-
-
-def _pages(store: Store, name: str, page_size: int, **params: Any) -> Iterator[list[dict[str, Any]]]:
-    after = ""
-    while True:
-        page = store.read(name, after=after, limit=page_size, **params)
-        if not page:
-            return
-        yield page
-        after = page[-1]["id"]
-
-
-def embed_names(
-    store: Store, embed: Callable[[list[str]], Any], page_size: int, on_batch: OnBatch | None = None
-) -> dict[str, Any]:
-    """Embed the title of every entity that has no name vector (one read, one embed call, one write per page);
-    returns the vectors by id, so the comparison does not read back what was just written."""
-    done: dict[str, Any] = {}
-    for page in _pages(store, "ingest/pending_entity_names", page_size):
-        vectors = embed([r["title"] for r in page])
-        rows = [{"id": r["id"], "embedding": [float(x) for x in v]} for r, v in zip(page, vectors, strict=True)]
-        store.run("ingest/name_embeddings_entity", rows=rows)
-        done.update((r["id"], r["embedding"]) for r in rows)
-        if on_batch is not None:
-            on_batch(len(page))
-    return done
 
 
 def _all_vectors(store: Store, fresh: dict[str, Any], settings: SynonymsConfig, page_size: int) -> tuple[Any, ...]:
@@ -86,7 +54,7 @@ def _all_vectors(store: Store, fresh: dict[str, Any], settings: SynonymsConfig, 
 
     ids: list[str] = []
     todo: list[int] = []
-    for page in _pages(store, "ingest/entity_names", page_size, min_similarity=settings.min_similarity):
+    for page in ingest.keyset_pages(store, "ingest/entity_names", page_size, min_similarity=settings.min_similarity):
         for r in page:
             if not r["linked"]:
                 todo.append(len(ids))
@@ -157,8 +125,8 @@ def link_synonyms(
         state = synonym_state(store, settings)
     on_embed = task("embed entity names", state["unembedded"]) if task else None
     on_link = task("link synonyms", state["unlinked"]) if task else None
-    fresh = embed_names(store, embed, page_size, on_embed)
-    out.names_embedded = len(fresh)
+    fresh: dict[str, Any] = {}  # the new name vectors, so the comparison does not read them back
+    out.names_embedded = ingest.embed_pending(store, "entity_name", embed, page_size, on_embed, keep=fresh)
     ids, vectors, todo = _all_vectors(store, fresh, settings, page_size)
     del fresh
     for start in range(0, len(todo), settings.batch_size):

@@ -237,6 +237,13 @@ def write_table(path: Path, rows: list[dict[str, Any]], schema: pa.Schema | None
 def import_chain(cfg: Any, folder: Path) -> Any:
     """This index (its chunks chain t3 -ADA- t2 -BOB- t1) written to ``folder`` and imported, with embeddings,
     into the empty database of ``cfg`` (reset and schema dropped first); returns ``cfg``."""
+    import_fresh(cfg, folder)
+    return cfg
+
+
+def import_fresh(cfg: Any, folder: Path, data: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """``data`` (default: ``tables()``) written to ``folder`` and imported, with embeddings, into the empty
+    database of ``cfg`` (reset and schema dropped first); returns the import summary."""
     from driftgraph.api import open_engine
     from driftgraph.store.db import Store
 
@@ -244,8 +251,8 @@ def import_chain(cfg: Any, folder: Path) -> Any:
         store.run_auto("admin/reset")
         store.run_auto("admin/drop_schema")
     with open_engine(cfg) as eng:
-        eng.import_graphrag(write(folder), reset=True, embed=True)
-    return cfg
+        summary: dict[str, Any] = eng.import_graphrag(write(folder, data), reset=True, embed=True)
+    return summary
 
 
 def synonym_tables() -> dict[str, list[dict[str, Any]]]:
