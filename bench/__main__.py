@@ -16,6 +16,7 @@ import time
 from bench import parts
 
 PARTS = ("prepare", "quality", "speed", "scale", "hnsw", "drift", "global", "embedder", "routes", "basic")
+EXTRA = ("java",)  # run only when named: not part of `all`
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return answers.main(args[1:])
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=("all", *PARTS, "report"))
+    ap.add_argument("part", choices=("all", *PARTS, *EXTRA, "report"))
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, scale at 10k entities only")
     ap.add_argument("--reps", type=int, default=None, help="repetitions of timed runs (default 5, quick 2)")
     ap.add_argument(
@@ -41,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--neo4j-port", type=int, default=parts.neo4j.DEFAULT_PORT, help="port of the bench's launcher")
     ap.add_argument("--heap", default="4g", help="heap of the bench's launcher")
     ap.add_argument("--page-cache", default="2g", help="page cache of the bench's launcher")
+    ap.add_argument("--java", default="", help="java binary of the bench's launcher (default: the launcher's lookup)")
+    ap.add_argument(
+        "--javas",
+        default=None,
+        help="the java part: comma-separated java binaries to compare (default: the launcher's lookup and "
+        "bench/java21.sh's)",
+    )
     a = ap.parse_args(argv)
     a.reps = a.reps or (2 if a.quick else 5)
     a.scale = [int(x) for x in (a.scale or ("10000" if a.quick else "10000,100000")).split(",")]

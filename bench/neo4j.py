@@ -35,21 +35,24 @@ def proc_rss_mb(pid: int | None) -> float | None:
     return None
 
 
-def _launcher_cfg(port: int, data_dir: Path, heap: str, page_cache: str):
+def _launcher_cfg(port: int, data_dir: Path, heap: str, page_cache: str, java: str = ""):
     from driftgraph.config import LauncherConfig
 
-    return LauncherConfig(port=port, data_dir=str(data_dir), heap=heap, page_cache=page_cache, start_timeout_s=300)
+    return LauncherConfig(
+        port=port, data_dir=str(data_dir), heap=heap, page_cache=page_cache, start_timeout_s=300, java=java
+    )
 
 
 @contextmanager
-def database(uri: str | None, port: int, heap: str, page_cache: str, log=print) -> Iterator[Database]:
-    """``uri`` given: use it (password from NEO4J_PASSWORD). Else start the launcher, stop it afterwards."""
+def database(uri: str | None, port: int, heap: str, page_cache: str, log=print, java: str = "") -> Iterator[Database]:
+    """``uri`` given: use it (password from NEO4J_PASSWORD). Else start the launcher on ``java`` (empty: the
+    launcher's own lookup), stop it afterwards."""
     if uri:
         yield Database(uri, os.environ.get("NEO4J_PASSWORD", PASSWORD), None)
         return
     from driftgraph import launcher
 
-    cfg = _launcher_cfg(port, CACHE / "neo4j", heap, page_cache)
+    cfg = _launcher_cfg(port, CACHE / "neo4j", heap, page_cache, java)
     st = launcher.status(cfg)
     started = not st.running
     if started:
@@ -58,6 +61,7 @@ def database(uri: str | None, port: int, heap: str, page_cache: str, log=print) 
         shutil.rmtree(CACHE / "neo4j" / "db", ignore_errors=True)
         log(f"starting Neo4j (embedded launcher) on port {port}, heap {heap}, page cache {page_cache}")
         st = launcher.start(cfg, PASSWORD)
+        log(f"Neo4j runs on {st.java}")
     try:
         yield Database(st.uri, PASSWORD, st.pid)
     finally:

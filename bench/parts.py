@@ -50,7 +50,7 @@ class Context:
     def db(self) -> neo4j.Database:
         if self._db is None:
             a = self.args
-            self._db_cm = neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, log)
+            self._db_cm = neo4j.database(a.neo4j_uri, a.neo4j_port, a.heap, a.page_cache, log, a.java)
             self._db = self._db_cm.__enter__()
             os.environ["NEO4J_PASSWORD"] = self._db.password
         return self._db
@@ -277,6 +277,45 @@ def run_hnsw(ctx: Context) -> None:
     ctx.fresh_database()
     out = _dg("bench.dg.hnsw", ["--uri", ctx.db.uri, "--synth", str(folder)], "hnsw")
     save("hnsw", out, ctx)
+
+
+def run_java(ctx: Context) -> None:
+    """The launcher's JVM, one binary after the other in one run (``--javas``; default: the launcher's lookup,
+    then bench/java21.sh's Java 21): the 100k synthetic import (bench/dg/scale.py) and the HNSW builds of
+    its entities (bench/dg/hnsw.py), each on a fresh database. Not part of ``all``."""
+    from driftgraph import java as jvm
+
+    if ctx.args.neo4j_uri:
+        raise SystemExit("the java part starts its own launchers: leave out --neo4j-uri")
+    javas = ctx.args.javas.split(",") if ctx.args.javas else [jvm.locate(""), _java21()]
+    folder = synth_folder(100_000)
+    rows = []
+    for path in javas:
+        found = jvm.find(path)
+        log(f"-- {found.describe()} ({found.path})")
+        ctx.args.java = path
+        ctx.fresh_database()
+        imp = _dg("bench.dg.scale", ["import", "--uri", ctx.db.uri, "--dir", str(folder)], "java_import", 2400.0)
+        ctx.fresh_database()
+        hnsw = _dg("bench.dg.hnsw", ["--uri", ctx.db.uri, "--synth", str(folder), "--no-musique"], "java_hnsw")
+        rows.append(
+            {
+                "java": found.describe(),
+                "path": found.path,
+                "load_avg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+                "import": imp,
+                "hnsw": hnsw["rows"],
+            }
+        )
+        save("java", {"data": folder.name, "rows": rows}, ctx)
+    ctx.fresh_database()
+
+
+def _java21() -> str:
+    proc = subprocess.run(["bash", str(env.BENCH / "java21.sh")], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench/java21.sh failed: {proc.stderr.strip()[-500:]}")
+    return proc.stdout.strip().splitlines()[-1]
 
 
 # -- DRIFT / global cost (operation-dulce, fake model) -----------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -13,12 +14,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from driftgraph import java as jvm
 from driftgraph.config import LauncherConfig
 from driftgraph.errors import LauncherError
+from driftgraph.java import DOCKER_HINT, Java
 from driftgraph.resources import checkout_dir
 
 JAR = "driftgraph-neo4j-launcher-0.1.0.jar"
-DOCKER_HINT = "or run Neo4j with Docker: `docker compose -f docker/compose.yml up -d`"
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class LauncherStatus:
     log: str
     browser_url: str | None = None  # Neo4j Browser, None when HTTP is off
     warning: str | None = None  # set by start() when it had to turn something off
+    java: str | None = None  # what the JVM is, e.g. "Java 21.0.13, SIMD vector distances on"
 
 
 def _paths(cfg: LauncherConfig) -> tuple[Path, Path, Path]:
@@ -53,9 +56,11 @@ def _require(tool: str) -> str:
     return path
 
 
-def build(force: bool = False) -> Path:
-    """``mvn package`` once, then one training start for the class-data-sharing archive (``cds_archive``);
-    later calls reuse target/ unless the sources are newer than the jar."""
+def build(force: bool = False, java: Java | None = None) -> Path:
+    """``mvn package`` once, then one training start on ``java`` (default: the configured one) for its
+    class-data-sharing archive (``cds_archive``); later calls reuse target/ unless the sources are newer
+    than the jar."""
+    java = java or jvm.find(LauncherConfig().java)
     src = launcher_dir()
     if not (src / "pom.xml").is_file():
         raise LauncherError(f"launcher sources not found at {src} (run from a driftgraph checkout); {DOCKER_HINT}")
@@ -63,29 +68,31 @@ def build(force: bool = False) -> Path:
     newest = max(p.stat().st_mtime for p in [src / "pom.xml", *(f for f in (src / "src").rglob("*") if f.is_file())])
     built = all((src / "target" / d).is_dir() for d in ("lib", "plugins"))
     if jar.is_file() and built and jar.stat().st_mtime >= newest and not force:
-        _train_cds(jar)
+        _train_cds(jar, java)
         return jar
-    _require("java")
     mvn = _require("mvn")
-    for stale in (cds_archive(), cds_archive().with_suffix(".failed")):
+    for stale in [*(src / "target").glob("launcher*.jsa"), *(src / "target").glob("launcher*.failed")]:
         stale.unlink(missing_ok=True)  # recorded against the classes about to be replaced
     proc = subprocess.run([mvn, "-q", "-B", "package", "-DskipTests"], cwd=src, capture_output=True, text=True)
     if proc.returncode != 0 or not jar.is_file():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise LauncherError(f"building the Neo4j launcher failed (mvn package in {src}):\n{tail}")
-    _train_cds(jar)
+    _train_cds(jar, java)
     return jar
 
 
-def cds_archive() -> Path:
+def cds_archive(java: Java) -> Path:
     """JVM class-data-sharing archive of the launcher's classes: a start that maps it loads ~14k of Neo4j's,
-    Jetty's and APOC's classes pre-parsed and verified, which takes about a third off the JVM's start-up CPU."""
-    return launcher_dir() / "target" / "launcher.jsa"
+    Jetty's and APOC's classes pre-parsed and verified, which takes about a third off the JVM's start-up CPU.
+    One per JVM: an archive only maps into the JVM build that wrote it."""
+    key = hashlib.sha256(f"{java.path}\n{java.version}".encode()).hexdigest()[:10]
+    return launcher_dir() / "target" / f"launcher-{java.feature}-{key}.jsa"
 
 
-def _jvm_flags(heap: str) -> list[str]:
+def _jvm_flags(heap: str, java: Java) -> list[str]:
     return [
         f"-Xmx{heap}",
+        *java.flags(),
         "-XX:+UseSerialGC",
         # what Neo4j's own neo4j.conf opens: the page cache and Netty then use their fast paths
         "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -99,20 +106,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _train_cds(jar: Path, timeout_s: float = 900.0) -> None:
+def _train_cds(jar: Path, java: Java, timeout_s: float = 900.0) -> None:
     """Once per build: start the launcher on a throwaway data dir with ``-XX:ArchiveClassesAtExit`` and let it
     exit at READY, which writes the archive. Best effort: any failure leaves ``launcher.failed`` (no retry
     until the next build) and starts go on without the archive, as before."""
-    archive = cds_archive()
+    archive = cds_archive(java)
     failed = archive.with_suffix(".failed")
-    java = shutil.which("java")
-    if archive.is_file() or failed.is_file() or java is None:
+    if archive.is_file() or failed.is_file():
         return
     tmp = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="driftgraph-cds-") as scratch:
         bolt = _free_port()
         http = next(p for p in iter(_free_port, None) if p != bolt)
-        cmd = [java, *_jvm_flags("512m"), f"-XX:ArchiveClassesAtExit={tmp}", "-jar", str(jar)]
+        cmd = [java.path, *_jvm_flags("512m", java), f"-XX:ArchiveClassesAtExit={tmp}", "-jar", str(jar)]
         cmd += ["--port", str(bolt), "--http-port", str(http), "--data-dir", str(Path(scratch) / "db")]
         cmd += ["--page-cache", "32m", "--exit-when-ready"]
         env = {**os.environ, "NEO4J_PASSWORD": "cds-training-run"}
@@ -167,16 +173,17 @@ def status(cfg: LauncherConfig) -> LauncherStatus:
     running = pid is not None and _alive(pid)
     uri = f"bolt://127.0.0.1:{cfg.port}"
     browser = _browser_url(f"http://127.0.0.1:{cfg.http_port}" if cfg.http_port else None)
+    java = None
     if running:
         try:
             state = json.loads(_state_file(cfg).read_text())
             if state.get("pid") == pid:
-                uri, browser = state["uri"], state["browser_url"]
+                uri, browser, java = state["uri"], state["browser_url"], state.get("java")
         except (OSError, ValueError, KeyError):
             pass
     else:
         browser = None
-    return LauncherStatus(running, pid if running else None, uri, str(data), str(log), browser)
+    return LauncherStatus(running, pid if running else None, uri, str(data), str(log), browser, java=java)
 
 
 def parse_ready(line: str) -> tuple[str, str | None, bool]:
@@ -235,17 +242,18 @@ def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> L
             "(pick another with --http-port N)"
         )
         http_port = 0
-    jar = build()
-    java = _require("java")
+    java = jvm.find(cfg.java)
+    warning = "; ".join(w for w in (warning, java.warning()) if w) or None
+    jar = build(java=java)
     data, pidfile, log = _paths(cfg)
     data.mkdir(parents=True, exist_ok=True)
     _state_file(cfg).unlink(missing_ok=True)
     env = {**os.environ, "NEO4J_PASSWORD": password}
     # an archive the JVM cannot use (a jar changed since) is ignored by the JVM itself (-Xshare:auto)
-    cds = [f"-XX:SharedArchiveFile={cds_archive()}"] if cds_archive().is_file() else []
+    cds = [f"-XX:SharedArchiveFile={cds_archive(java)}"] if cds_archive(java).is_file() else []
     cmd = [
-        java,
-        *_jvm_flags(cfg.heap),
+        java.path,
+        *_jvm_flags(cfg.heap, java),
         *cds,
         "-jar",
         str(jar),
@@ -269,10 +277,12 @@ def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> L
         line = _ready_line(log)
         if line is not None:
             uri, http, _ = parse_ready(line)
-            state = {"pid": proc.pid, "uri": uri, "browser_url": _browser_url(http)}
+            state = {"pid": proc.pid, "uri": uri, "browser_url": _browser_url(http), "java": java.describe()}
             _state_file(cfg).write_text(json.dumps(state))
             st = status(cfg)
-            return LauncherStatus(st.running, st.pid, uri, st.data_dir, st.log, _browser_url(http), warning)
+            return LauncherStatus(
+                st.running, st.pid, uri, st.data_dir, st.log, _browser_url(http), warning, java.describe()
+            )
         time.sleep(0.2)
     stop(cfg)
     raise LauncherError(f"Neo4j did not become ready within {cfg.start_timeout_s:.0f}s; last log lines:\n{_tail(log)}")

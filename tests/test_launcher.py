@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from driftgraph import launcher
+from driftgraph import java, launcher
 from driftgraph.config import LauncherConfig
 
 PASSWORD = "launcher-test-pw"
@@ -243,7 +243,7 @@ def test_start_status_stop_with_password(tmp_path):
         # Bolt listens on loopback only.
         assert _listen_addresses(cfg.port) == {"127.0.0.1"}
         # The build recorded a class-data-sharing archive, and the JVM maps it.
-        archive = launcher.cds_archive()
+        archive = launcher.cds_archive(java.find(cfg.java))
         failed = archive.with_suffix(".failed")
         assert archive.is_file(), failed.read_text() if failed.is_file() else "no CDS archive and no failure note"
         assert str(archive) in Path(f"/proc/{st.pid}/maps").read_text()
@@ -278,7 +278,7 @@ def test_parse_ready_line():
 
 
 def test_missing_java_names_it_and_points_at_docker(tmp_path):
-    env = {**os.environ, "PATH": str(tmp_path)}
+    env = {**{k: v for k, v in os.environ.items() if k != "JAVA_HOME"}, "PATH": str(tmp_path)}
     res = subprocess.run(
         [
             sys.executable,

@@ -123,6 +123,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--synth", type=Path, default=None, help="a synthetic index folder (bench/synth.py)")
     ap.add_argument("--settings", default="16:100,16:50,8:32", help="m:ef_construction pairs")
+    ap.add_argument("--no-musique", action="store_true", help="only the synthetic entities (no bench cache needed)")
     a = ap.parse_args()
     settings = [(int(m), int(ef)) for m, ef in (s.split(":") for s in a.settings.split(","))]
     import os
@@ -131,7 +132,7 @@ def main() -> None:
 
     eng = common.engine(a.uri)
     driver = neo4j.GraphDatabase.driver(a.uri, auth=("neo4j", os.environ.get("NEO4J_PASSWORD", "driftgraph-bench")))
-    sets = {"musique entities (real, local model)": _musique(eng)}
+    sets = {} if a.no_musique else {"musique entities (real, local model)": _musique(eng)}
     if a.synth is not None:
         sets[f"{a.synth.name} entities (random unit vectors)"] = _synth(a.synth)
     rows = []

@@ -74,7 +74,7 @@ def _render(s: dict[str, Any]) -> None:
         f"{s['tokens']['completion']} out; reports generated {r['reports_generated']}, reused {r['reports_reused']}"
     )
     syn = r["synonyms"]
-    out.print(synonym_line(syn), style="yellow" if syn["skipped"] and "enabled" not in syn["skipped"] else None)
+    out.print(synonym_line(syn), style="yellow" if syn["too_many"] else None)
     f = s["failures"]
     if f["count"]:
         out.print(f"[yellow]failures: {f['count']}[/] (chunks {len(f['chunks'])}, reports {len(f['reports'])})")

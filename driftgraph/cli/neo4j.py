@@ -41,7 +41,8 @@ DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Where the d
 
 def _describe(st: Any) -> str:
     browser = f", Browser {st.browser_url}" if st.browser_url else ", Browser off"
-    return f"{st.uri} (pid {st.pid}{browser}, data {st.data_dir}, log {st.log})"
+    java = f", {st.java}" if st.java else ""
+    return f"{st.uri} (pid {st.pid}{browser}{java}, data {st.data_dir}, log {st.log})"
 
 
 @neo4j_app.command("start")

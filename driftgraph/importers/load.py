@@ -90,8 +90,8 @@ def run_import(
         )
         lap("embed")
         synonyms = link_synonyms(store, rt.embedder.embed, cfg.synonyms, cfg.import_.embed_batch_size, progress.task)
-        if synonyms.skipped and cfg.synonyms.enabled:
-            cat.warnings.add("synonyms_skipped", synonyms.skipped)
+        if synonyms.too_many:
+            cat.warnings.add("synonyms_skipped", synonyms.skipped or "")
         lap("synonyms")
     from driftgraph.store.online import await_online
 

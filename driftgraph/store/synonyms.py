@@ -29,7 +29,8 @@ Task = Callable[[str, int | None], OnBatch]  # a progress bar: name and total ->
 
 @dataclass
 class SynonymSummary:
-    """What one run did; ``skipped`` says why nothing was done (disabled, too many entities)."""
+    """What one run did; ``skipped`` says why nothing was done (disabled, too many entities), and
+    ``too_many`` marks the one reason a user is warned about (the step was wanted and did not run)."""
 
     names_embedded: int = 0
     entities_linked: int = 0
@@ -37,6 +38,7 @@ class SynonymSummary:
     edges_total: int = 0
     rebuilt: bool = False
     skipped: str | None = None
+    too_many: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +120,7 @@ def link_synonyms(
             f"{state['entities']} entities > synonyms.max_entities ({settings.max_entities}): comparing all names "
             "costs entities squared; raise the limit to build them"
         )
+        out.too_many = True
         return out
     if state["stale"]:
         store.run_auto("ingest/synonym_reset")
