@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     a.reps = a.reps or (2 if a.quick else 5)
+    a.scale_given = a.scale is not None
     a.scale = [int(x) for x in (a.scale or ("10000" if a.quick else "10000,100000")).split(",")]
 
     todo = PARTS if a.part == "all" else (() if a.part == "report" else (a.part,))

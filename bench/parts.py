@@ -281,33 +281,39 @@ def run_hnsw(ctx: Context) -> None:
 
 def run_java(ctx: Context) -> None:
     """The launcher's JVM, one binary after the other in one run (``--javas``; default: the launcher's lookup,
-    then bench/java21.sh's Java 21): the 100k synthetic import (bench/dg/scale.py) and the HNSW builds of
-    its entities (bench/dg/hnsw.py), each on a fresh database. Not part of ``all``."""
+    then bench/java21.sh's Java 21): per size (``--scale``, default 100k) the synthetic import
+    (bench/dg/scale.py) and, up to 100k, the HNSW builds of its entities (bench/dg/hnsw.py), each on a fresh
+    database. Rows of other (size, java) pairs are kept. Not part of ``all``."""
     from driftgraph import java as jvm
 
     if ctx.args.neo4j_uri:
         raise SystemExit("the java part starts its own launchers: leave out --neo4j-uri")
     javas = ctx.args.javas.split(",") if ctx.args.javas else [jvm.locate(""), _java21()]
-    folder = synth_folder(100_000)
-    rows = []
-    for path in javas:
-        found = jvm.find(path)
-        log(f"-- {found.describe()} ({found.path})")
-        ctx.args.java = path
-        ctx.fresh_database()
-        imp = _dg("bench.dg.scale", ["import", "--uri", ctx.db.uri, "--dir", str(folder)], "java_import", 2400.0)
-        ctx.fresh_database()
-        hnsw = _dg("bench.dg.hnsw", ["--uri", ctx.db.uri, "--synth", str(folder), "--no-musique"], "java_hnsw")
-        rows.append(
-            {
+    sizes = ctx.args.scale if ctx.args.scale_given else [100_000]
+    prev = RAW / "java.json"
+    rows = json.loads(prev.read_text())["rows"] if prev.is_file() else []
+    for n in sizes:
+        folder = synth_folder(n)
+        for path in javas:
+            found = jvm.find(path)
+            log(f"-- {n:,} entities on {found.describe()} ({found.path})")
+            ctx.args.java = path
+            ctx.fresh_database()
+            imp_args = ["import", "--uri", ctx.db.uri, "--dir", str(folder)]
+            row: dict[str, Any] = {
+                "entities": n,
                 "java": found.describe(),
                 "path": found.path,
+                "measured": machine.describe()["date"],
+                "import": _dg("bench.dg.scale", imp_args, "java_import", 3600.0),
                 "load_avg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
-                "import": imp,
-                "hnsw": hnsw["rows"],
             }
-        )
-        save("java", {"data": folder.name, "rows": rows}, ctx)
+            if n <= 100_000:
+                ctx.fresh_database()
+                hnsw_args = ["--uri", ctx.db.uri, "--synth", str(folder), "--no-musique"]
+                row["hnsw"] = _dg("bench.dg.hnsw", hnsw_args, "java_hnsw")["rows"]
+            rows = [r for r in rows if (r["entities"], r["path"]) != (n, found.path)] + [row]
+            save("java", {"rows": sorted(rows, key=lambda r: (r["entities"], r["java"]))}, ctx)
     ctx.fresh_database()
 
 
