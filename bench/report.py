@@ -391,6 +391,11 @@ def write(raw: Path, target: Path) -> None:
         from bench import report_bulk
 
         parts += report_bulk.hnsw(hn)
+    jv = _load(raw, "java")
+    if jv:
+        from bench import report_bulk
+
+        parts += report_bulk.java(jv)
     inc = _load(raw, "index_incremental")
     if inc:
         from bench import report_incremental

@@ -27,3 +27,28 @@ def hnsw(d: dict) -> list[str]:
             )
     out.append("")
     return out
+
+
+def java(d: dict) -> list[str]:
+    """``raw/java.json``: the launcher's JVM per size; each row carries its own date and load."""
+    out = [
+        "## The launcher's Java: imports and HNSW builds per JVM",
+        "",
+        f"`{d.get('command', '')}` (last run {d['machine']['date']}, "
+        f"driftgraph {d['machine'].get('driftgraph', '?')}). "
+        "Java 20-22 get `--add-modules jdk.incubator.vector`, so Neo4j's Lucene computes vector distances "
+        "with SIMD.",
+        "",
+        "| entities | JVM | measured | load | import s | graph write s | vectors s "
+        "| build vectors/s 16:100 / 16:50 / 8:32 |",
+        "|---:|---|---|---|---:|---:|---:|---|",
+    ]
+    for r in d["rows"]:
+        ph = r["import"].get("phase_seconds", {})
+        builds = " / ".join(f"{s['vectors_per_s']:,.0f}" for h in r.get("hnsw", []) for s in h["settings"]) or "–"
+        out.append(
+            f"| {r['entities']:,} | {r['java']} | {r['measured']} | {r['load_avg']} | {r['import']['wall_s']:.1f} | "
+            f"{ph.get('write', 0):.1f} | {ph.get('embed', 0):.1f} | {builds} |"
+        )
+    out.append("")
+    return out

@@ -231,6 +231,8 @@ def test_start_status_stop_with_password(tmp_path):
     try:
         assert st.running and st.pid
         assert st.browser_url is None and st.warning and f"HTTP port {http}" in st.warning
+        # start and status name the JVM it runs on
+        assert st.java == java.find(cfg.java).describe() and launcher.status(cfg).java == st.java
         assert launcher.status(cfg).running and launcher.status(cfg).browser_url is None
         with GraphDatabase.driver(st.uri, auth=("neo4j", PASSWORD)) as driver:
             driver.verify_connectivity()
@@ -312,3 +314,13 @@ def test_doctor_prints_the_browser_url(running, tmp_path):
     assert report["neo4j"]["ok"] and report["neo4j"]["browser"] == st.browser_url
     text = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert f"browser={st.browser_url}" in text.stdout
+
+
+def test_the_jvm_gets_the_vector_module_only_where_lucene_uses_it():
+    j21, j17 = java.Java("/j/java", "21.0.2", 21), java.Java("/j/java", "17.0.9", 17)
+    flags21 = launcher._jvm_flags("1g", j21)
+    assert flags21[:3] == ["-Xmx1g", "--add-modules", "jdk.incubator.vector"]
+    assert "jdk.incubator.vector" not in launcher._jvm_flags("1g", j17)
+    # one class-data-sharing archive per JVM: the two never share a file
+    assert launcher.cds_archive(j21) != launcher.cds_archive(j17)
+    assert launcher.cds_archive(j21) != launcher.cds_archive(java.Java("/other/java", "21.0.2", 21))
