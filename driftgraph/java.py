@@ -78,7 +78,7 @@ def locate(configured: str) -> str:
         return str(Path(home) / "bin" / "java")
     found = shutil.which("java")
     if found is None:
-        raise LauncherError(f"'java' is not installed: the Neo4j launcher needs Java 17+ and Maven; {DOCKER_HINT}")
+        raise LauncherError(f"'java' is not installed: the Neo4j launcher needs Java 17 or 21 and Maven; {DOCKER_HINT}")
     return found
 
 

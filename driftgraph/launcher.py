@@ -52,7 +52,7 @@ def launcher_dir() -> Path:
 def _require(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
-        raise LauncherError(f"'{tool}' is not installed: the Neo4j launcher needs Java 17+ and Maven; {DOCKER_HINT}")
+        raise LauncherError(f"'{tool}' is not installed: building the Neo4j launcher needs Maven; {DOCKER_HINT}")
     return path
 
 
@@ -108,8 +108,8 @@ def _free_port() -> int:
 
 def _train_cds(jar: Path, java: Java, timeout_s: float = 900.0) -> None:
     """Once per build: start the launcher on a throwaway data dir with ``-XX:ArchiveClassesAtExit`` and let it
-    exit at READY, which writes the archive. Best effort: any failure leaves ``launcher.failed`` (no retry
-    until the next build) and starts go on without the archive, as before."""
+    exit at READY, which writes the archive. Best effort: any failure leaves the archive's ``.failed`` note (no
+    retry until the next build) and starts go on without the archive, as before."""
     archive = cds_archive(java)
     failed = archive.with_suffix(".failed")
     if archive.is_file() or failed.is_file():

@@ -37,8 +37,8 @@ class Guard:
 
     def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float = 30.0) -> None:
         self.app = app
-        self.api_key = api_key
-        self.keys = keys(api_key) if api_key else []  # parsed once, not per request
+        # parsed once, not per request; None: no key configured, nothing guarded (the secret itself is not kept)
+        self.keys: list[str] | None = keys(api_key) if api_key is not None else None
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
 
@@ -48,8 +48,8 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         preflight = scope.get("method") == "OPTIONS"  # CORS preflights carry no credentials
-        guarded = self.api_key is not None and not preflight and needs_auth(scope.get("path", ""))
-        if guarded and not authorized(headers.get("authorization"), self.keys):
+        guarded = not preflight and needs_auth(scope.get("path", ""))
+        if self.keys is not None and guarded and not authorized(headers.get("authorization"), self.keys):
             await _send_error(
                 send,
                 401,
