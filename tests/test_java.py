@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,12 @@ import pytest
 
 from driftgraph import java
 from driftgraph.errors import LauncherError
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _fake_java(folder: Path, version_line: str) -> Path:
@@ -81,7 +88,21 @@ def test_launcher_cli_reports_a_configured_java_that_does_not_exist(tmp_path):
     cfg = tmp_path / "driftgraph.yaml"
     cfg.write_text(f"neo4j:\n  launcher:\n    java: {tmp_path / 'no-jdk' / 'java'}\n")
     res = subprocess.run(
-        [sys.executable, "-m", "driftgraph", "--config", str(cfg), "neo4j", "start", "--data-dir", str(tmp_path / "d")],
+        [
+            sys.executable,
+            "-m",
+            "driftgraph",
+            "--config",
+            str(cfg),
+            "neo4j",
+            "start",
+            "--port",
+            str(_free_port()),
+            "--http-port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
