@@ -67,8 +67,11 @@ def test_a_clear_best_hit_leads_the_walk_and_the_chunks_share_of_the_restart_is_
     entry = _entry([("s1", 0.70), ("s2", 0.55)])
     x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "x1", "x2")]}
     mentions = [_mention("s1", "a", "A"), _mention("x1", "a", "A"), _mention("s2", "b", "B"), _mention("x2", "b", "B")]
-    linear = walk(x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0), mentions, [])
-    sharp = walk(x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0.8), mentions, [])
+    flat = PprConfig(passage_weight=1.0, passage_relative_temperature=0, mass_exponent=1.0)
+    linear = walk(x, entry, flat, mentions, [])
+    sharp = walk(
+        x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0.8, mass_exponent=1.0), mentions, []
+    )
     linear_ratio = linear.mass["x1"] / linear.mass["x2"]
     assert linear_ratio == pytest.approx(0.70 / 0.55, rel=1e-3)  # in proportion to similarity
     assert sharp.mass["x1"] / sharp.mass["x2"] > 5 * linear_ratio  # spread 0.075: exp(0.15 / 0.06) ~ 12x
@@ -118,11 +121,36 @@ def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:
     assert (scored["t1"].depth, scored["t1"].via) == (3, "ADA > BOB")
 
 
+def test_a_long_walk_and_the_root_of_its_mass_let_a_chain_link_two_steps_out_count() -> None:
+    # t3 is the hit; t2 one chunk-entity-chunk step out, t1 two; each chunk also names an entity of its own
+    # that leads to a dead-end chunk (d3, d2, d1), so the walk divides its mass at every chunk it passes
+    entry = _entry([("t3", 0.7)])
+    chunks = ("t3", "t2", "t1", "d3", "d2", "d1")
+    x = {"chunks": [{"id": c, "similarity": 0.7 if c == "t3" else 0.0} for c in chunks]}
+    mentions = [_mention("t3", "ada", "ADA"), _mention("t2", "ada", "ADA")]
+    mentions += [_mention("t2", "bob", "BOB"), _mention("t1", "bob", "BOB")]
+    for c in ("3", "2", "1"):
+        mentions += [_mention(f"t{c}", f"x{c}", f"X{c}"), _mention(f"d{c}", f"x{c}", f"X{c}")]
+    short_linear = walk(x, entry, PprConfig(damping=0.5, mass_exponent=1.0), mentions, [])
+    long_linear = walk(x, entry, PprConfig(damping=0.85, mass_exponent=1.0), mentions, [])
+    default = walk(x, entry, PprConfig(), mentions, [])
+    assert short_linear.mass["t1"] < 0.05  # linear mass two steps out of a short walk: a few hundredths
+    assert long_linear.mass["t1"] > 2 * short_linear.mass["t1"]  # a longer walk gets further
+    assert default.mass["t1"] == pytest.approx(long_linear.mass["t1"] ** 0.5)  # the defaults: 0.85 and the root
+    # the order the walk gives is kept: the root is monotone
+    order = sorted(chunks, key=lambda c: -long_linear.mass[c])
+    assert sorted(chunks, key=lambda c: -default.mass[c]) == order and order[0] == "t3"
+    assert PprConfig().damping == 0.85 and PprConfig().mass_exponent == 0.5
+    with pytest.raises(ConfigError):
+        parse_config({"local": {"ppr": {"mass_exponent": 0}}}, "test")
+
+
 def test_entry_entities_seed_the_walk_weighted_by_similarity() -> None:
     entry = _entry([], [("e1", "ALPHA", 0.9), ("e2", "BETA", 0.3)])
     x = {"chunks": [{"id": "c1", "similarity": 0.0}, {"id": "c2", "similarity": 0.0}]}
     w = walk(x, entry, PprConfig(), [_mention("c1", "e1", "ALPHA"), _mention("c2", "e2", "BETA")], [])
-    assert w.mass["c1"] == pytest.approx(1.0) and 0 < w.mass["c2"] < 0.5
+    # two separate components: the mass splits as the restart does (0.9 : 0.3), then the root of its share
+    assert w.mass["c1"] == pytest.approx(1.0) and w.mass["c2"] == pytest.approx((0.3 / 0.9) ** 0.5)
     assert (w.depth["c1"], w.via["c1"]) == (1, "ALPHA")
     assert walk({"chunks": []}, _entry([]), PprConfig(), [], []).mass == {}  # no seed, no mass
 

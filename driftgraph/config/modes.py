@@ -53,7 +53,9 @@ class PprConfig(_Section):
         3, ge=1, le=100, description="with fetch: new chunks per frontier entity (most similar)"
     )
     max_df: int = Field(25, ge=2, description="with fetch: entities in more chunks are not fetched through")
-    damping: float = Field(0.5, gt=0, lt=1, description="probability the walk follows an edge (else restarts)")
+    damping: float = Field(
+        0.85, gt=0, lt=1, description="probability the walk follows an edge (else restarts): ~1/(1-d) steps a walk"
+    )
     passage_weight: float = Field(0.05, ge=0, description="restart weight of a chunk hit (x similarity) vs entities")
     passage_relative_temperature: float = Field(
         0.8,
@@ -66,7 +68,16 @@ class PprConfig(_Section):
     relation_weight: float = Field(
         1.0, ge=0, description="with fetch (which alone brings RELATED edges): their weight; a mention weighs 1"
     )
-    weight: float = Field(1.0, ge=0, description="score = similarity + support + weight x mass / best mass")
+    weight: float = Field(
+        1.0, ge=0, description="score = similarity + support + weight x (mass / best mass) ** mass_exponent"
+    )
+    mass_exponent: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="the walk's mass falls by a factor per chunk-entity-chunk step: its root (< 1) lets a chunk "
+        "several hops out count by its order of magnitude; 1: linear",
+    )
     iterations: int = Field(50, ge=1, le=1000, description="power iterations at most")
     tolerance: float = Field(1e-8, gt=0, description="stop when the L1 change of the mass is below this")
 

@@ -9,8 +9,11 @@ time where paths from many seeds meet. The graph is the neighbourhood the expans
 (``multihop``, hops past the second) found plus, with ``ppr.fetch``, one more round trip
 (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
 best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
-numpy on the edge lists (no dense matrix). Each chunk keeps the hop and path (``via``) of its shortest route
-from a seed, so the trace explains the rank the walk gave it.
+numpy on the edge lists (no dense matrix). The walk is long (``ppr.damping`` 0.85: ~7 steps before a restart,
+so it reaches a chain's third and fourth link), and a chunk's mass enters the score as a root of its share of
+the best chunk's (``ppr.mass_exponent``): each chunk-entity-chunk step divides the mass by the degrees it
+passes, so linear mass would leave a chunk two steps out with a few hundredths. Each chunk keeps the hop and
+path (``via``) of its shortest route from a seed, so the trace explains the rank the walk gave it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Walk:
-    """PPR mass per chunk (normalised so the best chunk has 1.0) and each chunk's shortest route from a seed."""
+    """PPR mass per chunk (over the best chunk's, to ``ppr.mass_exponent``: the best has 1.0) and each chunk's
+    shortest route from a seed."""
 
     mass: dict[str, float] = field(default_factory=dict)
     depth: dict[str, int] = field(default_factory=dict)
@@ -122,7 +126,7 @@ def walk(
     chunk_mass = {k[1]: m for k, m in mass.items() if k[0] == "c"}
     top = max(chunk_mass.values(), default=0.0)
     out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, iterations=iterations)
-    out.mass = {cid: (m / top if top > 0 else 0.0) for cid, m in chunk_mass.items()}
+    out.mass = {cid: ((m / top) ** cfg.mass_exponent if top > 0 else 0.0) for cid, m in chunk_mass.items()}
     out.depth, out.via = graph.routes(entry, titles)
     return out
 
