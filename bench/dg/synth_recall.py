@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-
 import sys
+from pathlib import Path
 
 from bench import data, machine, metrics, vector_only
 from bench.dg import common
