@@ -364,6 +364,11 @@ def write(raw: Path, target: Path) -> None:
 
         parts += quality(q)
         parts += report_stats.section(q, _load(raw, "cv"))
+    syn = _load(raw, "synth_questions")
+    if syn:
+        from bench import report_synth
+
+        parts += report_synth.section(syn)
     local, sp = _load(raw, "speed_local"), _load(raw, "speed")
     if local or sp:
         parts += speed(local, sp, None)

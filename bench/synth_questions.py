@@ -1,6 +1,8 @@
 """Synthetic multi-hop questions over the MuSiQue index: a second set to check that a change generalises.
 
 python -m bench.synth_questions --per-hops 60 --seed 0 --out bench/questions/musique_synth.jsonl
+python -m bench.synth_questions --per-hops 60 --seed 1 --exclude bench/questions/musique_synth.jsonl \
+    --out bench/questions/musique_synth_seed1.jsonl   # a held-out set: other chains only
 
 The 50 dev questions hold 16 three-hop and 2 four-hop ones: too few to tell whether a multi-hop mechanism
 helps beyond them. This builds questions the way MuSiQue itself was built, by composing single-hop facts:
@@ -137,13 +139,18 @@ def question_text(chain: list[Triple]) -> str:
     return "; ".join(parts) + "?"
 
 
-def build(per_hops: int, seed: int, hop_counts=(2, 3, 4), root: Path = data.MUSIQUE) -> list[dict]:
+def build(
+    per_hops: int, seed: int, hop_counts=(2, 3, 4), root: Path = data.MUSIQUE, exclude: frozenset = frozenset()
+) -> list[dict]:
+    """Up to ``per_hops`` questions per hop count, leaving out chains whose gold units ``exclude`` holds."""
     rng = np.random.default_rng(seed)
     trs = triples(root)
     units_of = entity_units(root)
     rows = []
     for hops in hop_counts:
         for i, chain in enumerate(chains(trs, units_of, hops, per_hops, rng)):
+            if tuple(tr.unit for tr in chain) in exclude:
+                continue
             answer = answer_of(chain)
             rows.append(
                 {
@@ -162,8 +169,15 @@ def main() -> None:
     ap.add_argument("--per-hops", type=int, default=60, help="questions per hop count (2, 3, 4)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("bench/questions/musique_synth.jsonl"))
+    ap.add_argument(
+        "--exclude", type=Path, default=None, help="leave out the chains of this question file (a held-out set)"
+    )
     a = ap.parse_args()
-    rows = build(a.per_hops, a.seed)
+    exclude = frozenset()
+    if a.exclude:
+        lines = a.exclude.read_text(encoding="utf-8").splitlines()
+        exclude = frozenset(tuple(json.loads(line)["gold_text_unit_ids"]) for line in lines if line.strip())
+    rows = build(a.per_hops, a.seed, exclude=exclude)
     a.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     counts = {h: sum(r["hops"] == h for r in rows) for h in (2, 3, 4)}
     print(f"wrote {len(rows)} questions to {a.out} (per hop count: {counts})")

@@ -137,6 +137,7 @@ def test_a_long_walk_and_the_root_of_its_mass_let_a_chain_link_two_steps_out_cou
     assert short_linear.mass["t1"] < 0.05  # linear mass two steps out of a short walk: a few hundredths
     assert long_linear.mass["t1"] > 2 * short_linear.mass["t1"]  # a longer walk gets further
     assert default.mass["t1"] == pytest.approx(long_linear.mass["t1"] ** 0.5)  # the defaults: 0.85 and the root
+    assert default.iterations < PprConfig().iterations  # the longer walk converges before the cap
     # the order the walk gives is kept: the root is monotone
     order = sorted(chunks, key=lambda c: -long_linear.mass[c])
     assert sorted(chunks, key=lambda c: -default.mass[c]) == order and order[0] == "t3"

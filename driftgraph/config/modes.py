@@ -78,7 +78,9 @@ class PprConfig(_Section):
         description="the walk's mass falls by a factor per chunk-entity-chunk step: its root (< 1) lets a chunk "
         "several hops out count by its order of magnitude; 1: linear",
     )
-    iterations: int = Field(50, ge=1, le=1000, description="power iterations at most")
+    iterations: int = Field(
+        150, ge=1, le=1000, description="power iterations at most (damping 0.85 converges to 1e-8 in ~115)"
+    )
     tolerance: float = Field(1e-8, gt=0, description="stop when the L1 change of the mass is below this")
 
 

@@ -1,0 +1,43 @@
+"""The synthetic multi-hop section of latest.md, from ``raw/synth_questions.json`` (``bench.dg.synth_recall``)."""
+
+from __future__ import annotations
+
+DG = "driftgraph local (defaults)"
+
+
+def section(d: dict) -> list[str]:
+    budgets = [str(b) for b in d["budgets"]]
+    hops = sorted({str(h) for h in d["hops"]})
+    counts = {h: sum(1 for x in d["hops"] if str(x) == h) for h in hops}
+    m = d["machine"]
+    out = [
+        "## Synthetic multi-hop questions (MuSiQue index)",
+        "",
+        f"{len(d['hops'])} questions composed from the index's own triples by `bench/synth_questions.py` "
+        f"({', '.join(f'{counts[h]} {h}-hop' for h in hops)}; `bench/questions/{d['questions']}`): a second set for "
+        "the multi-hop mechanisms, mechanical wording, no model. Run of "
+        f"{m['date']} ({m['cpu']}, driftgraph {m['driftgraph']}): `{d['command']}`. Mean evidence recall with its "
+        "95% bootstrap interval, then per hop count.",
+        "",
+        "| system | "
+        + " | ".join(f"{int(b):,}" for b in budgets)
+        + " | "
+        + " | ".join(f"{h}-hop {int(b) // 1000}k" for h in hops for b in budgets)
+        + " |",
+        "|---|" + "---:|" * (len(budgets) * (1 + len(hops))),
+    ]
+    for name, s in d["systems"].items():
+        sm = s["summary"]
+        cells = [f"{sm[b]['mean']:.3f} [{sm[b]['lo']:.2f}–{sm[b]['hi']:.2f}]" for b in budgets]
+        cells += [f"{sm[b]['per_hop'][h]:.3f}" for h in hops for b in budgets]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out += ["", f"Paired, {DG} minus each other system (mean difference [95% interval], questions won / lost):", ""]
+    out += ["| against | " + " | ".join(f"{int(b):,}" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+    for name, p in d["paired_defaults_vs"].items():
+        cells = []
+        for b in budgets:
+            x = p[b]
+            sig = "" if x["significant"] else ", n.s."
+            cells.append(f"{x['diff']:+.3f} [{x['lo']:+.2f}, {x['hi']:+.2f}] {x['wins']}/{x['losses']}{sig}")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return [*out, ""]
