@@ -364,11 +364,12 @@ def write(raw: Path, target: Path) -> None:
 
         parts += quality(q)
         parts += report_stats.section(q, _load(raw, "cv"))
-    syn = _load(raw, "synth_questions")
-    if syn:
-        from bench import report_synth
+    from bench import report_synth
 
-        parts += report_synth.section(syn)
+    for name, held_out in (("synth_questions", False), ("synth_questions_seed1", True)):
+        syn = _load(raw, name)
+        if syn:
+            parts += report_synth.section(syn, held_out)
     local, sp = _load(raw, "speed_local"), _load(raw, "speed")
     if local or sp:
         parts += speed(local, sp, None)

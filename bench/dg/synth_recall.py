@@ -25,6 +25,7 @@ VARIANTS: dict[str, dict] = {
     "previous default (walk damping 0.5, linear mass)": {"ppr": {"damping": 0.5, "mass_exponent": 1.0}},
     "damping 0.85, linear mass": {"ppr": {"mass_exponent": 1.0}},
     "damping 0.5, root of the mass": {"ppr": {"damping": 0.5}},
+    "ppr with the fetch (4 trips)": {"ppr": {"fetch": True}},
 }
 
 

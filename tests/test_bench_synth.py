@@ -1,0 +1,72 @@
+"""The synthetic multi-hop questions (bench/synth_questions.py) and their report section (bench/report_synth.py).
+
+The generator runs on the shared MuSiQue index (no database): each question must be a chain whose every hop
+has to be found through the one before, or the set would measure nothing the dev split does not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from bench import report_synth, synth_questions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _units_naming(musique: Path) -> dict[str, set[str]]:
+    t = pq.read_table(musique / "entities.parquet", columns=["title", "text_unit_ids"]).to_pydict()
+    return {title: set(units or []) for title, units in zip(t["title"], t["text_unit_ids"], strict=True)}
+
+
+def test_each_question_is_a_chain_found_only_hop_by_hop(shared_data: Path) -> None:
+    musique = shared_data / "musique"
+    rows = synth_questions.build(4, seed=3, root=musique)
+    assert {r["hops"] for r in rows} == {2, 3, 4} and len(rows) == 12
+    names = _units_naming(musique)
+    for r in rows:
+        gold = r["gold_text_unit_ids"]
+        assert len(gold) == r["hops"] == len(set(gold))  # one distinct text unit per hop
+        anchor = r["question"].split(" ")[0]
+        assert r["answer"].lower() not in r["question"].lower()  # the answer is never named
+        # the anchor entity is named by the first unit only: no later hop is reachable from the question's name
+        anchors = [t for t in names if r["question"].startswith(t + " ") and gold[0] in names[t]]
+        assert anchors, anchor
+        assert any(not (names[a] & set(gold[1:])) for a in anchors)
+    again = synth_questions.build(4, seed=3, root=musique)
+    assert again == rows  # seeded: the same questions every time
+    held = synth_questions.build(4, seed=3, root=musique, exclude=frozenset({tuple(rows[0]["gold_text_unit_ids"])}))
+    assert tuple(rows[0]["gold_text_unit_ids"]) not in {tuple(r["gold_text_unit_ids"]) for r in held}
+
+
+def test_the_committed_sets_do_not_share_a_chain() -> None:
+    def chains(name: str) -> set[tuple[str, ...]]:
+        lines = (ROOT / "bench" / "questions" / name).read_text(encoding="utf-8").splitlines()
+        return {tuple(json.loads(line)["gold_text_unit_ids"]) for line in lines if line.strip()}
+
+    tuned, held_out = chains("musique_synth.jsonl"), chains("musique_synth_seed1.jsonl")
+    assert len(tuned) == 180 and len(held_out) == 130 and not tuned & held_out
+
+
+def test_the_report_marks_what_is_not_significant() -> None:
+    summary = {"mean": 0.5, "lo": 0.4, "hi": 0.6, "per_hop": {"2": 0.7, "3": 0.3}}
+    d = {
+        "questions": "q.jsonl",
+        "budgets": [2000],
+        "hops": [2, 3],
+        "machine": {"date": "D", "cpu": "C", "driftgraph": "abc"},
+        "command": "python -m bench.dg.synth_recall",
+        "systems": {
+            "driftgraph local (defaults)": {"summary": {"2000": summary}},
+            "other": {"summary": {"2000": {**summary, "mean": 0.45}}},
+        },
+        "paired_defaults_vs": {
+            "other": {"2000": {"diff": 0.05, "lo": -0.01, "hi": 0.11, "wins": 3, "losses": 1, "significant": False}}
+        },
+    }
+    text = "\n".join(report_synth.section(d, held_out=True))
+    assert "held out" in text and "1 2-hop, 1 3-hop" in text
+    assert "| driftgraph local (defaults) | 0.500 [0.40–0.60] | 0.700 | 0.300 |" in text
+    assert "| other | +0.050 [-0.01, +0.11] 3/1, n.s. |" in text
