@@ -126,7 +126,9 @@ def walk(
     chunk_mass = {k[1]: m for k, m in mass.items() if k[0] == "c"}
     top = max(chunk_mass.values(), default=0.0)
     out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, iterations=iterations)
-    out.mass = {cid: ((m / top) ** cfg.mass_exponent if top > 0 else 0.0) for cid, m in chunk_mass.items()}
+    # rounded to 12 places: the power iteration sums in the order the links came from Neo4j (unordered), so
+    # chunks the graph makes equal differ in the last bits from run to run; rounded, they tie and the id decides
+    out.mass = {cid: (round(m / top, 12) ** cfg.mass_exponent if top > 0 else 0.0) for cid, m in chunk_mass.items()}
     out.depth, out.via = graph.routes(entry, titles)
     return out
 
