@@ -41,6 +41,7 @@ KEYS = (
     "named_rare_chunks",
     "ppr.max_df",
     "ppr.damping",
+    "ppr.mass_exponent",
     "ppr.passage_weight",
     "ppr.passage_relative_temperature",
     "ppr.relation_weight",
