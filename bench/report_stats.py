@@ -18,6 +18,12 @@ def _ci(values: list[float]) -> str:
     return f"{mean(values):.3f} [{lo:.2f}–{hi:.2f}]"
 
 
+def paired_cell(p: dict, counts: str, not_significant: str) -> str:
+    """One paired comparison as a table cell: mean difference [interval], the counts, and a mark when the
+    interval holds 0."""
+    return f"{p['diff']:+.3f} [{p['lo']:+.2f}, {p['hi']:+.2f}] {counts}{'' if p['significant'] else not_significant}"
+
+
 def _rk(rows: list[dict], key: str) -> str:
     vals = [r[key] for r in rows if key in r]
     return _ci(vals) if len(vals) == len(rows) and vals else "–"
@@ -59,10 +65,7 @@ def section(q: dict, cv: dict | None) -> list[str]:
             o = {r["id"]: r["recall"] for r in sy[name][str(b)]}
             ids = sorted(a.keys() & o.keys())
             p = paired([a[i] for i in ids], [o[i] for i in ids], seed=0)
-            sig = "" if p["significant"] else " **not significant**"
-            cells.append(
-                f"{p['diff']:+.3f} [{p['lo']:+.2f}, {p['hi']:+.2f}] {p['wins']}/{p['losses']}/{p['ties']}{sig}"
-            )
+            cells.append(paired_cell(p, f"{p['wins']}/{p['losses']}/{p['ties']}", " **not significant**"))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     out.append("")
     out += latency(q)
@@ -194,8 +197,6 @@ def paired_with_first(cv: dict) -> list[str]:
         cells = []
         for b in budgets:
             p = paired(cv["configs"][name]["recall"][str(b)], base[str(b)], seed=0)
-            sig = "" if p["significant"] else " n.s."
-            counts = f"{p['wins']}/{p['losses']}/{p['ties']}"
-            cells.append(f"{p['diff']:+.3f} [{p['lo']:+.2f}, {p['hi']:+.2f}] {counts}{sig}")
+            cells.append(paired_cell(p, f"{p['wins']}/{p['losses']}/{p['ties']}", " n.s."))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out

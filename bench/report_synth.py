@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bench.report_stats import paired_cell
+
 DG = "driftgraph local (defaults)"
 
 
@@ -36,10 +38,6 @@ def section(d: dict, held_out: bool = False) -> list[str]:
     out += ["", f"Paired, {DG} minus each other system (mean difference [95% interval], questions won / lost):", ""]
     out += ["| against | " + " | ".join(f"{int(b):,}" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
     for name, p in d["paired_defaults_vs"].items():
-        cells = []
-        for b in budgets:
-            x = p[b]
-            sig = "" if x["significant"] else ", n.s."
-            cells.append(f"{x['diff']:+.3f} [{x['lo']:+.2f}, {x['hi']:+.2f}] {x['wins']}/{x['losses']}{sig}")
+        cells = [paired_cell(p[b], f"{p[b]['wins']}/{p[b]['losses']}", ", n.s.") for b in budgets]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return [*out, ""]

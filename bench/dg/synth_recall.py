@@ -72,7 +72,7 @@ def main() -> None:
         if name != "driftgraph local (defaults)"
     }
     out = {
-        "questions": str(a.questions.name),
+        "questions": a.questions.name,
         "budgets": list(BUDGETS),
         "hops": hops,
         "systems": systems,
