@@ -9,23 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from bench import report_synth, synth_questions
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _units_naming(musique: Path) -> dict[str, set[str]]:
-    t = pq.read_table(musique / "entities.parquet", columns=["title", "text_unit_ids"]).to_pydict()
-    return {title: set(units or []) for title, units in zip(t["title"], t["text_unit_ids"], strict=True)}
 
 
 def test_each_question_is_a_chain_found_only_hop_by_hop(shared_data: Path) -> None:
     musique = shared_data / "musique"
     rows = synth_questions.build(4, seed=3, root=musique)
     assert {r["hops"] for r in rows} == {2, 3, 4} and len(rows) == 12
-    names = _units_naming(musique)
+    names = synth_questions.entity_units(musique)  # entity title -> the text units that name it
     for r in rows:
         gold = r["gold_text_unit_ids"]
         assert len(gold) == r["hops"] == len(set(gold))  # one distinct text unit per hop
