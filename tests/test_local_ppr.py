@@ -225,6 +225,19 @@ def test_by_default_the_bridge_brings_the_third_hop_and_the_walk_ranks_it(chain)
     assert ctx.recorder.extra["ppr"]["nodes"] > bare.recorder.extra["ppr"]["nodes"]
 
 
+def test_the_bridges_round_trip_brings_the_related_edges_among_the_entities_already_found(chain) -> None:
+    """ppr.known_relations (default): the bridge's query also returns the RELATED edges among the entry
+    entities and the links' entities (ADA, BOB, CY here: r1 ADA-BOB and r3 CY-ADA), not r2 BOB-ENGINES, whose
+    ENGINES only t1 names, a chunk the bridge newly found; the round trips stay three."""
+    ctx = _context(chain)
+    off = _context(chain, known_relations=False)
+    assert ctx.recorder.round_trips == off.recorder.round_trips == 3
+    assert ctx.recorder.extra["ppr"]["relations"] == 2 and off.recorder.extra["ppr"]["relations"] == 0
+    assert ctx.recorder.extra["ppr"]["edges"] == off.recorder.extra["ppr"]["edges"] + 2
+    # no hop past the second, no bridge query: the walk has no RELATED edge (config says so)
+    assert _context(chain, max_hops=2).recorder.extra["ppr"]["relations"] == 0
+
+
 def test_an_entry_entitys_best_chunk_seeds_the_second_hop(chain) -> None:
     from driftgraph.query.local.expand import expansion_params, run_expansion
     from driftgraph.store.db import Store

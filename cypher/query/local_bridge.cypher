@@ -8,6 +8,9 @@
 //   $per_entity    chunks taken per (frontier chunk, entity), most query-similar first
 //   $synonyms      also hop from an entity the frontier names to its synonyms (SYN, store/synonyms.py);
 //                  such a link carries `synonym_of` {id, title}, the entity the frontier chunk named
+//   $known_entity_ids  entities the search already holds (entry entities, the links' entities so far)
+//   $relations     also return the RELATED edges among $known_entity_ids and this hop's link entities (each
+//                  once; for the walk, ppr.known_relations), else an empty list
 // Similarities are cosines in [-1, 1]. Lists come back unordered; the caller scores them.
 CALL () {
   UNWIND $frontier_ids AS fid
@@ -40,4 +43,15 @@ CALL (links) {
   RETURN collect(c {.id, .text, .n_tokens,
                     similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS chunks
 }
-RETURN links, chunks
+CALL (links) {
+  UNWIND CASE WHEN $relations
+    THEN $known_entity_ids + [l IN links | l.entity] + [l IN links WHERE l.synonym_of IS NOT NULL | l.synonym_of.id]
+    ELSE [] END AS eid
+  WITH collect(DISTINCT eid) AS ids
+  UNWIND ids AS eid
+  MATCH (a:__Entity__ {id: eid})-[r:RELATED]-(b:__Entity__)
+  WHERE a.id < b.id AND b.id IN ids
+  WITH DISTINCT r, a, b
+  RETURN collect({source: a.id, target: b.id, weight: coalesce(r.weight, 1.0)}) AS relations
+}
+RETURN links, chunks, relations

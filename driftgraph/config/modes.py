@@ -65,8 +65,13 @@ class PprConfig(_Section):
         "softmax(similarity / (this x the hits' similarity spread)), so a clear best hit leads the walk whatever "
         "the embedder's cosine scale; 0: in proportion to similarity",
     )
+    known_relations: bool = Field(
+        True,
+        description="RELATED edges among the entities already found (entry entities, every link's) join the walk; "
+        "read in the bridge's round trip, so none when no hop past the second runs (max_hops 2, no frontier)",
+    )
     relation_weight: float = Field(
-        1.0, ge=0, description="with fetch (which alone brings RELATED edges): their weight; a mention weighs 1"
+        1.0, ge=0, description="weight of a RELATED edge in the walk (known_relations, fetch); a mention weighs 1"
     )
     weight: float = Field(
         1.0, ge=0, description="score = similarity + support + weight x (mass / best mass) ** mass_exponent"

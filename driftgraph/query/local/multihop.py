@@ -11,6 +11,11 @@ so support decays along the chain and an off-topic frontier bridges to little. I
 when a hop finds nothing new. With ``bridge_synonyms`` a hop also crosses a ``SYN`` edge (``store/synonyms.py``)
 from an entity the frontier names to a look-alike name (one mention elsewhere is enough there). Each link keeps
 its hop number and its path (entity titles from the seed, ``A > B``; ``B ~ B'`` for a synonym).
+
+With ``ranking: ppr`` and ``ppr.known_relations`` the same query also returns the RELATED edges among the
+entities the search holds by then (entry entities, every link's entity), for the walk (``expansion["walk_relations"]``):
+the relationships the index extracted tie a chain's entities together where no chunk names two of them, and
+asking for the edges among known entities only costs no round trip and fetches no new mention.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ def run_bridge(
 ) -> int:
     """Extend ``expansion`` in place (``chunks``, ``bridge_links``) hop by hop; returns the round trips taken."""
     expansion.setdefault("bridge_links", [])
+    expansion.setdefault("walk_relations", [])
+    relations = settings.ranking == "ppr" and settings.ppr.known_relations
     if settings.bridge_frontier <= 0 or not expansion.get("chunks"):
         return 0
     n = max(entry.chunk_count, 1)
@@ -64,8 +71,11 @@ def run_bridge(
             max_df=settings.bridge_max_df,
             per_entity=settings.bridge_chunks_per_entity,
             synonyms=settings.bridge_synonyms,
+            known_entity_ids=_known_entities(entry, expansion) if relations else [],
+            relations=relations,
         )[0]
         trips += 1
+        expansion["walk_relations"].extend(row["relations"])
         if not row["chunks"]:
             break
         by_id = {sc.id: sc for sc in frontier}
@@ -80,3 +90,10 @@ def run_bridge(
         expansion["bridge_links"].extend(row["links"])
         expansion["chunks"].extend(row["chunks"])
     return trips
+
+
+def _known_entities(entry: EntryResult, expansion: dict[str, Any]) -> list[str]:
+    """Entry entities and the entity of every link so far (sorted: the query's input does not depend on order)."""
+    links = [*(expansion.get("seed_links") or []), *(expansion.get("entity_links") or []), *expansion["bridge_links"]]
+    named = [link["synonym_of"]["id"] for link in links if link.get("synonym_of")]
+    return sorted({e.id for e in entry.entities} | {link["entity"] for link in links} | set(named))

@@ -6,7 +6,8 @@ gets that right by construction: a random walk restarted at the question's seeds
 by similarity and specificity; chunk vector hits share ``ppr.passage_weight`` x their summed similarity by
 a softmax whose temperature is ``ppr.passage_relative_temperature`` x their similarity spread) spends its
 time where paths from many seeds meet. The graph is the neighbourhood the expansion and the bridge
-(``multihop``, hops past the second) found plus, with ``ppr.fetch``, one more round trip
+(``multihop``, hops past the second) found, the RELATED edges among its entities that the bridge's query
+returned (``ppr.known_relations``), plus, with ``ppr.fetch``, one more round trip
 (``cypher/query/local_ppr.cypher``): every candidate chunk's entity mentions, the other chunks that the
 best ``ppr.frontier`` chunks' entities appear in, and RELATED edges among the entities. Power iteration in
 numpy on the edge lists (no dense matrix). The walk is long (``ppr.damping`` 0.85: ~7 steps before a restart,
@@ -44,6 +45,7 @@ class Walk:
     via: dict[str, str] = field(default_factory=dict)
     nodes: int = 0
     edges: int = 0
+    relations: int = 0  # of the edges, RELATED ones between entities
     iterations: int = 0
 
 
@@ -80,7 +82,7 @@ def run_ppr(
         trips = 1
         expansion["chunks"].extend(row["chunks"])
         mentions, relations = row["mentions"], row["relations"]
-    expansion["ppr"] = walk(expansion, entry, cfg, mentions, relations)
+    expansion["ppr"] = walk(expansion, entry, cfg, mentions, [*(expansion.get("walk_relations") or []), *relations])
     return trips
 
 
@@ -117,15 +119,14 @@ def walk(
             graph.edge(("e", named["id"]), ("e", link["entity"]), 1.0)
         elif link.get("via"):  # a seed or bridge link names the chunk it hopped from, which mentions the entity
             graph.edge(("c", link["via"]), ("e", link["entity"]), 1.0)
-    for rel in relations:
-        graph.edge(("e", rel["source"]), ("e", rel["target"]), cfg.relation_weight)
+    related = sum(graph.edge(("e", rel["source"]), ("e", rel["target"]), cfg.relation_weight) for rel in relations)
     seeds = _seeds(entry, cfg, df, n_chunks, idf_max)
     for key in seeds:
         graph.node(key)
     mass, iterations = graph.pagerank(seeds, cfg.damping, cfg.iterations, cfg.tolerance)
     chunk_mass = {k[1]: m for k, m in mass.items() if k[0] == "c"}
     top = max(chunk_mass.values(), default=0.0)
-    out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, iterations=iterations)
+    out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, relations=related, iterations=iterations)
     # rounded to 12 places: the power iteration sums in the order the links came from Neo4j (unordered), so
     # chunks the graph makes equal differ in the last bits from run to run; rounded, they tie and the id decides
     out.mass = {cid: (round(m / top, 12) ** cfg.mass_exponent if top > 0 else 0.0) for cid, m in chunk_mass.items()}
@@ -190,14 +191,16 @@ class _Graph:
             self.keys.append(key)
         return i
 
-    def edge(self, a: tuple[str, str], b: tuple[str, str], weight: float) -> None:
+    def edge(self, a: tuple[str, str], b: tuple[str, str], weight: float) -> bool:
+        """Add the edge unless it is a loop, weightless or already there; says whether it was added."""
         i, j = self.node(a), self.node(b)
         if i == j or weight <= 0 or (min(i, j), max(i, j)) in self._seen:
-            return
+            return False
         self._seen.add((min(i, j), max(i, j)))
         self.src += [i, j]
         self.dst += [j, i]
         self.w += [weight, weight]
+        return True
 
     def pagerank(
         self, seeds: dict[tuple[str, str], float], damping: float, iterations: int, tolerance: float

@@ -117,7 +117,12 @@ def bridge(
     if settings.ranking == "ppr":
         trips += run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
         walk = expansion["ppr"]
-        rec.extra["ppr"] = {"nodes": walk.nodes, "edges": walk.edges, "iterations": walk.iterations}
+        rec.extra["ppr"] = {
+            "nodes": walk.nodes,
+            "edges": walk.edges,
+            "relations": walk.relations,
+            "iterations": walk.iterations,
+        }
     rec.round_trips += trips
 
 
