@@ -7,15 +7,14 @@ from bench.report_stats import paired_cell
 DG = "driftgraph local (defaults)"
 
 
-def section(d: dict, held_out: bool = False) -> list[str]:
-    """``held_out``: the set of other chains (``--exclude``), on which no setting was chosen."""
+def section(d: dict, note: str = "") -> list[str]:
+    """``note``: what the set is to the settings (e.g. held out: other chains, ``--exclude``), after the title."""
     budgets = [str(b) for b in d["budgets"]]
     hops = sorted({str(h) for h in d["hops"]})
     counts = {h: sum(1 for x in d["hops"] if str(x) == h) for h in hops}
     m = d["machine"]
     out = [
-        "## Synthetic multi-hop questions (MuSiQue index)"
-        + (", held out: other chains, nothing chosen on them" if held_out else ""),
+        "## Synthetic multi-hop questions (MuSiQue index)" + (f", {note}" if note else ""),
         "",
         f"{len(d['hops'])} questions composed from the index's own triples by `bench/synth_questions.py` "
         f"({', '.join(f'{counts[h]} {h}-hop' for h in hops)}; `bench/questions/{d['questions']}`): a second set for "

@@ -23,8 +23,12 @@ BUDGETS = (2000, 4000, 8000, 12000)
 # assemblies); wider frontiers, bridge_max_df 200/1000 and max_hops 4 measured the same as the bridge's
 # defaults, and ppr.frontier 40 the same as 20.
 GRID: dict[str, dict] = {
-    "defaults (ppr over 3 hops, damping 0.85, root of the mass, weight 1, no fetch, passage temperature 0.8)": {},
-    "walk damping 0.5, linear mass (the previous default)": {"ppr": {"damping": 0.5, "mass_exponent": 1.0}},
+    "defaults (ppr over 3 hops and the RELATED edges among known entities, damping 0.85, root of the mass, "
+    "weight 1, no fetch, passage temperature 0.8)": {},
+    "no RELATED edges among the known entities (the previous default)": {"ppr": {"known_relations": False}},
+    "walk damping 0.5, linear mass, no RELATED edges (the default before 2026-12-03)": {
+        "ppr": {"damping": 0.5, "mass_exponent": 1.0, "known_relations": False}
+    },
     "ppr over 2 hops, no bridge (2 trips; the default before 2026-12-02)": {"max_hops": 2},
     "bridge without synonym edges": {"bridge_synonyms": False},
     "score ranking, no walk (3 hops)": {"ranking": "score"},

@@ -1,8 +1,9 @@
 """What personalized PageRank costs per question: local.ranking ppr, with and without its neighbourhood fetch
 (``ppr.fetch``), against score (no walk), what the bridge's third hop under the walk adds (``max_hops`` 3,
 the default, against 2, the previous default), what hopping across synonym edges adds (``bridge_synonyms``),
-what the entity seeds of the second hop add (``entity_seed_chunks`` 1, the default, against 0) and what the
-longer walk costs (damping 0.85 to convergence against 0.5 stopped at 50 iterations), same run.
+what the entity seeds of the second hop add (``entity_seed_chunks`` 1, the default, against 0), what the
+longer walk costs (damping 0.85 to convergence against 0.5 stopped at 50 iterations) and what the RELATED
+edges among the known entities cost (``ppr.known_relations``, read in the bridge's query), same run.
 
 python -m bench.dg.ppr_cost --uri bolt://... --out bench/results/raw/ppr_cost.json [--reps 3] [--budget 8000]
 
@@ -31,8 +32,9 @@ VARIANTS: dict[str, dict] = {
     "ppr_no_fetch_no_entity_seeds": {"ranking": "ppr", "ppr": {"fetch": False}, "entity_seed_chunks": 0},
     "ppr_previous_walk": {
         "ranking": "ppr",
-        "ppr": {"fetch": False, "damping": 0.5, "mass_exponent": 1.0, "iterations": 50},
+        "ppr": {"fetch": False, "damping": 0.5, "mass_exponent": 1.0, "iterations": 50, "known_relations": False},
     },
+    "ppr_no_known_relations": {"ranking": "ppr", "ppr": {"fetch": False, "known_relations": False}},
 }
 RANKINGS = tuple(VARIANTS)
 
@@ -83,12 +85,13 @@ def main() -> None:
         "ratio_total_p50_entity_seeds": p50["ppr_no_fetch"]["total_ms"]
         / p50["ppr_no_fetch_no_entity_seeds"]["total_ms"],
         "ratio_total_p50_walk": p50["ppr_no_fetch"]["total_ms"] / p50["ppr_previous_walk"]["total_ms"],
+        "ratio_total_p50_known_relations": p50["ppr_no_fetch"]["total_ms"] / p50["ppr_no_known_relations"]["total_ms"],
         "runs": runs,
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1))
     shown = ("p50", "ratio_total_p50", "ratio_total_p50_no_fetch", "ratio_total_p50_bridge")
-    shown += ("ratio_total_p50_entity_seeds", "ratio_total_p50_walk")
+    shown += ("ratio_total_p50_entity_seeds", "ratio_total_p50_walk", "ratio_total_p50_known_relations")
     print(json.dumps({k: out[k] for k in shown}, indent=1))
 
 

@@ -22,9 +22,12 @@ from bench.dg import common
 QUESTIONS = Path(__file__).resolve().parents[1] / "questions" / "musique_synth.jsonl"
 BUDGETS = (2000, 4000, 8000)
 VARIANTS: dict[str, dict] = {
-    "previous default (walk damping 0.5, linear mass)": {"ppr": {"damping": 0.5, "mass_exponent": 1.0}},
-    "damping 0.85, linear mass": {"ppr": {"mass_exponent": 1.0}},
-    "damping 0.5, root of the mass": {"ppr": {"damping": 0.5}},
+    "previous default (no RELATED edges among the known entities)": {"ppr": {"known_relations": False}},
+    "walk before 2026-12-03 (damping 0.5, linear mass, no RELATED edges)": {
+        "ppr": {"damping": 0.5, "mass_exponent": 1.0, "known_relations": False}
+    },
+    "damping 0.85, linear mass, no RELATED edges": {"ppr": {"mass_exponent": 1.0, "known_relations": False}},
+    "damping 0.5, root of the mass, no RELATED edges": {"ppr": {"damping": 0.5, "known_relations": False}},
     "ppr with the fetch (4 trips)": {"ppr": {"fetch": True}},
 }
 
