@@ -147,19 +147,23 @@ def test_a_long_walk_and_the_root_of_its_mass_let_a_chain_link_two_steps_out_cou
         parse_config({"local": {"ppr": {"mass_exponent": 0}}}, "test")
 
 
-def test_the_walk_gives_the_same_mass_whatever_order_neo4j_returns_the_links_in() -> None:
-    # Neo4j's collect() is unordered; the power iteration's sums follow the link order, so without rounding
-    # equal chunks differed in their last bits from run to run and the id no longer broke their tie
+def test_the_walk_gives_the_same_mass_and_routes_whatever_order_neo4j_returns_the_links_in() -> None:
+    # Neo4j's collect() is unordered; the graph used to be numbered in link order, so the power iteration's sums
+    # and the routes' tie-breaks (which of two equally short paths is the chunk's via) moved from run to run
     rng = random.Random(0)
-    chunks = [f"c{i:02d}" for i in range(60)]
-    mentions = [_mention(c, f"e{e}", f"E{e}") for e in range(40) for c in rng.sample(chunks, rng.randint(2, 5))]
+    chunks = [f"c{i:03d}" for i in range(200)]
+    mentions = [_mention(c, f"e{e}", f"E{e}") for e in range(300) for c in rng.sample(chunks, rng.randint(2, 5))]
+    relations = [
+        {"source": f"e{a}", "target": f"e{b}", "weight": 1.0} for a, b in zip(range(0, 300, 3), range(1, 300, 3))
+    ]
     entry = _entry([(c, 0.3 + 0.01 * (i % 7)) for i, c in enumerate(chunks[:10])])
-    base = walk({"chunks": [{"id": c, "similarity": 0.1} for c in chunks]}, entry, PprConfig(), mentions, [])
+    base = walk({"chunks": [{"id": c, "similarity": 0.1} for c in chunks]}, entry, PprConfig(), mentions, relations)
+    assert base.relations == len(relations) and len({v for v in base.via.values() if v}) > 20
     for seed in range(10):
         order = random.Random(seed)
-        shuffled = order.sample(mentions, len(mentions))
         x = {"chunks": [{"id": c, "similarity": 0.1} for c in order.sample(chunks, len(chunks))]}
-        assert walk(x, entry, PprConfig(), shuffled, []).mass == base.mass
+        w = walk(x, entry, PprConfig(), order.sample(mentions, len(mentions)), order.sample(relations, len(relations)))
+        assert (w.mass, w.depth, w.via) == (base.mass, base.depth, base.via)
 
 
 def test_entry_entities_seed_the_walk_weighted_by_similarity() -> None:

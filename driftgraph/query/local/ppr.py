@@ -96,13 +96,19 @@ def walk(
     """Build the graph from the expansion's links and the fetched mentions, seed it, iterate (pure)."""
     n_chunks = max(entry.chunk_count, 1)
     idf_max = math.log(n_chunks + 1)
-    chunk_ids = [c["id"] for c in expansion.get("chunks") or []]
-    links = [
-        *(expansion.get("seed_links") or []),
-        *(expansion.get("entity_links") or []),
-        *(expansion.get("bridge_links") or []),  # hops past the second (multihop), each naming its frontier chunk
-        *mentions,
-    ]
+    # Neo4j's lists come back in no fixed order; the graph is built from sorted ones, so its node numbering, the
+    # power iteration's sums and the routes' tie-breaks are the same on every run
+    chunk_ids = sorted({c["id"] for c in expansion.get("chunks") or []})
+    links = sorted(
+        [
+            *(expansion.get("seed_links") or []),
+            *(expansion.get("entity_links") or []),
+            *(expansion.get("bridge_links") or []),  # hops past the second (multihop), each naming its frontier chunk
+            *mentions,
+        ],
+        key=_link_order,
+    )
+    relations = sorted(relations, key=lambda rel: (rel["source"], rel["target"]))
     graph = _Graph()
     for cid in chunk_ids:
         graph.node(("c", cid))
@@ -127,11 +133,15 @@ def walk(
     chunk_mass = {k[1]: m for k, m in mass.items() if k[0] == "c"}
     top = max(chunk_mass.values(), default=0.0)
     out = Walk(nodes=len(graph.index), edges=len(graph.src) // 2, relations=related, iterations=iterations)
-    # rounded to 12 places: the power iteration sums in the order the links came from Neo4j (unordered), so
-    # chunks the graph makes equal differ in the last bits from run to run; rounded, they tie and the id decides
+    # rounded to 12 places: chunks the graph makes equal (two ends of a symmetric chain) get their sums in
+    # different orders and differ in the last bits; rounded, they tie and the id decides
     out.mass = {cid: (round(m / top, 12) ** cfg.mass_exponent if top > 0 else 0.0) for cid, m in chunk_mass.items()}
     out.depth, out.via = graph.routes(entry, titles)
     return out
+
+
+def _link_order(link: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (link["chunk"], link["entity"], link.get("via") or "", (link.get("synonym_of") or {}).get("id") or "")
 
 
 def _seeds(
