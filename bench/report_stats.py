@@ -139,14 +139,15 @@ def cross_validation(cv: dict) -> list[str]:
         "Each configuration assembled every question's context at each budget (`python -m bench.dg.cv`); a "
         "question's score is its recall averaged over the budgets. Per fold, the configuration best on the "
         "other four folds is scored on the held-out fold, so the held-out figure never saw the questions that "
-        "chose it.",
+        "chose it. R@2 / R@5 as above (the ranking, whatever the budget; not part of the score).",
         "",
-        "| configuration | " + " | ".join(f"{b:,}" for b in budgets) + " |",
-        "|---|" + "---:|" * len(budgets),
+        "| configuration | " + " | ".join(f"{b:,}" for b in budgets) + " | R@2 | R@5 |",
+        "|---|" + "---:|" * (len(budgets) + 2),
     ]
     hops = cv.get("hops") or []
     for name, c in cv["configs"].items():
         cells = [f"{mean(c['recall'][str(b)]):.3f}" for b in budgets]
+        cells += [f"{mean(c[k]):.3f}" if k in c else "–" for k in ("r2", "r5")]  # older raw files have none
         out.append(f"| {name} `{c['overrides']}` | " + " | ".join(cells) + " |")
     out += paired_with_first(cv)
     out += ["", "| fold | chosen | train score | held-out score | questions |", "|---|---|---:|---:|---:|"]

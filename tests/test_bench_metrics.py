@@ -120,3 +120,22 @@ def test_sensitivity_scales_one_key_nested_or_not_and_its_table_marks_significan
     text = table(run)
     assert "| `min_similarity` | 0.56 (0.42) | 0.920 (+0.040*) | 0.960 (+0.000) |" in text
     assert "| `ppr.damping` | 1 (0.5) | refused by the config model |" in text
+
+
+def test_the_cross_validation_table_shows_each_configurations_ranked_recall() -> None:
+    from bench.report_stats import cross_validation
+
+    fold = {"chosen": "defaults", "train": 0.5, "test": 0.5, "n": 2}
+    config = {"overrides": {}, "recall": {"2000": [1.0, 0.0]}, "score": [1.0, 0.0]}
+    cv = {
+        "budgets": [2000],
+        "configs": {
+            "defaults": {**config, "r2": [0.5, 0.0], "r5": [1.0, 0.5]},
+            "older raw file": config,  # written before R@k was recorded
+        },
+        "cv": {"folds": [fold], "held_out": 0.5, "min": 0.5, "max": 0.5, "mean": 0.5},
+    }
+    text = "\n".join(cross_validation(cv))
+    assert "| configuration | 2,000 | R@2 | R@5 |" in text
+    assert "| defaults `{}` | 0.500 | 0.250 | 0.750 |" in text
+    assert "| older raw file `{}` | 0.500 | – | – |" in text

@@ -65,25 +65,34 @@ def engine(uri: str, password: str | None = None, cached: bool = True, extra: di
     return Engine(Runtime(cfg, embedder=embedder))
 
 
-def local_recall(uri: str, overrides: dict, questions: Sequence, qvec: dict, units: dict, budgets: Sequence[int]):
+def local_recall(
+    uri: str,
+    overrides: dict,
+    questions: Sequence,
+    qvec: dict,
+    units: dict,
+    budgets: Sequence[int],
+    ranked: dict[str, list[str]] | None = None,
+):
     """Evidence recall of context-only local search with these ``local`` overrides, per budget (as a string
-    key) and question, the question vectors handed in; the engine is opened and closed here."""
+    key) and question, the question vectors handed in; the engine is opened and closed here. ``ranked``, if
+    given, receives each question's chunk ids in rank order (the ranking does not depend on the budget; taken
+    at the first one), for R@k."""
     from bench import metrics
     from driftgraph.query.local.search import build_local_context
 
     eng = engine(uri, extra={"local": overrides})
+    out: dict[str, list[float]] = {str(b): [] for b in budgets}
     try:
-        return {
-            str(b): [
-                metrics.evidence_recall(
-                    build_local_context(
-                        eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
-                    ).text,
-                    [units.get(g, "") for g in q.gold],
+        for b in budgets:
+            for q in questions:
+                ctx = build_local_context(
+                    eng.runtime.for_run(), q.question, eng.config.local, budget=b, query_vector=qvec[q.id]
                 )
-                for q in questions
-            ]
-            for b in budgets
-        }
+                out[str(b)].append(metrics.evidence_recall(ctx.text, [units.get(g, "") for g in q.gold]))
+                if ranked is not None and b == budgets[0]:
+                    chunks = [i for i in ctx.recorder.items if i.source == "chunk" and i.rank]
+                    ranked[q.id] = [i.id for i in sorted(chunks, key=lambda i: i.rank)]
+        return out
     finally:
         eng.close()

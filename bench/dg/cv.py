@@ -55,9 +55,11 @@ def main() -> None:
     qvec = dict(zip([q.id for q in qs], base.embed([q.question for q in qs]), strict=True))
     per_config: dict[str, dict] = {}
     for name, over in grid.items():
-        recall = common.local_recall(a.uri, over, qs, qvec, units, BUDGETS)
+        ranked: dict[str, list[str]] = {}
+        recall = common.local_recall(a.uri, over, qs, qvec, units, BUDGETS, ranked=ranked)
         score = [metrics.mean(recall[str(b)][i] for b in BUDGETS) for i in range(len(qs))]
-        per_config[name] = {"overrides": over, "recall": recall, "score": score}
+        rk = {f"r{k}": [metrics.ranked_recall(ranked[q.id], q.gold, k) for q in qs] for k in (2, 5)}
+        per_config[name] = {"overrides": over, "recall": recall, "score": score, **rk}
         print(name, {b: round(metrics.mean(v), 3) for b, v in recall.items()}, flush=True)
     cv = metrics.cross_validate({n: c["score"] for n, c in per_config.items()}, k=5, seed=0)
     held = {}
