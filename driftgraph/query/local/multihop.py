@@ -13,9 +13,10 @@ from an entity the frontier names to a look-alike name (one mention elsewhere is
 its hop number and its path (entity titles from the seed, ``A > B``; ``B ~ B'`` for a synonym).
 
 With ``ranking: ppr`` and ``ppr.known_relations`` the same query also returns the RELATED edges among the
-entities the search holds by then (entry entities, every link's entity), for the walk (``expansion["walk_relations"]``):
-the relationships the index extracted tie a chain's entities together where no chunk names two of them, and
-asking for the edges among known entities only costs no round trip and fetches no new mention.
+entities the search holds by then (entry entities, every link's entity), for the walk
+(``expansion["walk_relations"]``): the relationships the index extracted tie a chain's entities together where
+no chunk names two of them, and asking only for the edges among known entities costs no round trip and
+fetches no new mention.
 """
 
 from __future__ import annotations

@@ -141,6 +141,7 @@ def walk(
 
 
 def _link_order(link: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A total order on links: chunk, entity, the chunk it hopped from, the synonym it crossed."""
     return (link["chunk"], link["entity"], link.get("via") or "", (link.get("synonym_of") or {}).get("id") or "")
 
 
