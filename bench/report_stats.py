@@ -180,24 +180,27 @@ def cross_validation(cv: dict) -> list[str]:
 
 
 def paired_with_first(cv: dict) -> list[str]:
-    """Each configuration minus the first (the shipped defaults), paired by question, per budget."""
+    """Each configuration minus the first (the shipped defaults), paired by question, per budget, then R@2 and
+    R@5 where the raw file has them."""
     budgets = cv["budgets"]
     names = list(cv["configs"])
     if len(names) < 2:
         return []
-    base = cv["configs"][names[0]]["recall"]
+    first = cv["configs"][names[0]]
+    base = first["recall"]
+    ranked = [k for k in ("r2", "r5") if all(k in c for c in cv["configs"].values())]
     out = [
         "",
         f"Each configuration minus the first ({names[0]}), paired by question: mean difference [95% bootstrap "
         "interval], questions won / lost / tied.",
         "",
-        "| configuration | " + " | ".join(f"{b:,}" for b in budgets) + " |",
-        "|---|" + "---|" * len(budgets),
+        "| configuration | " + " | ".join([*(f"{b:,}" for b in budgets), *(f"R@{k[1:]}" for k in ranked)]) + " |",
+        "|---|" + "---|" * (len(budgets) + len(ranked)),
     ]
     for name in names[1:]:
-        cells = []
-        for b in budgets:
-            p = paired(cv["configs"][name]["recall"][str(b)], base[str(b)], seed=0)
-            cells.append(paired_cell(p, f"{p['wins']}/{p['losses']}/{p['ties']}", " n.s."))
+        c = cv["configs"][name]
+        pairs = [paired(c["recall"][str(b)], base[str(b)], seed=0) for b in budgets]
+        pairs += [paired(c[k], first[k], seed=0) for k in ranked]
+        cells = [paired_cell(p, f"{p['wins']}/{p['losses']}/{p['ties']}", " n.s.") for p in pairs]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out

@@ -139,3 +139,7 @@ def test_the_cross_validation_table_shows_each_configurations_ranked_recall() ->
     assert "| configuration | 2,000 | R@2 | R@5 |" in text
     assert "| defaults `{}` | 0.500 | 0.250 | 0.750 |" in text
     assert "| older raw file `{}` | 0.500 | – | – |" in text
+    assert "| configuration | 2,000 |\n" in text  # the paired table has no R@k when a configuration lacks them
+    cv["configs"]["older raw file"] = {**config, "r2": [0.0, 0.0], "r5": [1.0, 0.5]}
+    paired_rows = [line for line in cross_validation(cv) if line.startswith("| older raw file |")]
+    assert paired_rows and paired_rows[0].count("|") == 5  # name, 2,000, R@2, R@5
