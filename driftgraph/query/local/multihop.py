@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.query.local.entry import EntryResult
-from driftgraph.query.local.rank import idf, score_chunks
+from driftgraph.query.local.rank import graph_links, idf, score_chunks
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
@@ -95,6 +95,6 @@ def run_bridge(
 
 def _known_entities(entry: EntryResult, expansion: dict[str, Any]) -> list[str]:
     """Entry entities and the entity of every link so far (sorted: the query's input does not depend on order)."""
-    links = [*(expansion.get("seed_links") or []), *(expansion.get("entity_links") or []), *expansion["bridge_links"]]
+    links = graph_links(expansion)
     named = [link["synonym_of"]["id"] for link in links if link.get("synonym_of")]
     return sorted({e.id for e in entry.entities} | {link["entity"] for link in links} | set(named))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from driftgraph.query.local.entry import EntryResult
-from driftgraph.query.local.rank import idf, score_chunks
+from driftgraph.query.local.rank import graph_links, idf, score_chunks
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig, PprConfig
@@ -99,15 +99,7 @@ def walk(
     # Neo4j's lists come back in no fixed order; the graph is built from sorted ones, so its node numbering, the
     # power iteration's sums and the routes' tie-breaks are the same on every run
     chunk_ids = sorted({c["id"] for c in expansion.get("chunks") or []})
-    links = sorted(
-        [
-            *(expansion.get("seed_links") or []),
-            *(expansion.get("entity_links") or []),
-            *(expansion.get("bridge_links") or []),  # hops past the second (multihop), each naming its frontier chunk
-            *mentions,
-        ],
-        key=_link_order,
-    )
+    links = sorted([*graph_links(expansion), *mentions], key=_link_order)  # bridge links name their frontier chunk
     relations = sorted(relations, key=lambda rel: (rel["source"], rel["target"]))
     graph = _Graph()
     for cid in chunk_ids:

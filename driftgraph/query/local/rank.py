@@ -87,6 +87,12 @@ def _best_links(links: list[dict[str, Any]], weight: Callable[[dict[str, Any]], 
     return best
 
 
+def graph_links(x: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every chunk-entity link the expansion and the bridge found (seed, entity, then bridge links): the graph
+    that the walk runs on and whose entities the bridge asks RELATED edges for."""
+    return [*(x.get("seed_links") or []), *(x.get("entity_links") or []), *(x.get("bridge_links") or [])]
+
+
 def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[ScoredChunk]:
     """Every fetched chunk with its score, best first (ties by id); bridge links (``x["bridge_links"]``, from
     ``multihop``) carry their own weight."""
