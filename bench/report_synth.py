@@ -7,8 +7,12 @@ from bench.report_stats import paired_cell
 DG = "driftgraph local (defaults)"
 
 
-def section(d: dict, note: str = "") -> list[str]:
-    """``note``: what the set is to the settings (e.g. held out: other chains, ``--exclude``), after the title."""
+MECHANICAL = "a second set for the multi-hop mechanisms, mechanical wording, no model"
+
+
+def section(d: dict, note: str = "", wording: str = MECHANICAL) -> list[str]:
+    """``note``: what the set is to the settings (e.g. held out: other chains, ``--exclude``), after the title;
+    ``wording``: how the questions were worded."""
     budgets = [str(b) for b in d["budgets"]]
     hops = sorted({str(h) for h in d["hops"]})
     counts = {h: sum(1 for x in d["hops"] if str(x) == h) for h in hops}
@@ -17,8 +21,7 @@ def section(d: dict, note: str = "") -> list[str]:
         "## Synthetic multi-hop questions (MuSiQue index)" + (f", {note}" if note else ""),
         "",
         f"{len(d['hops'])} questions composed from the index's own triples by `bench/synth_questions.py` "
-        f"({', '.join(f'{counts[h]} {h}-hop' for h in hops)}; `bench/questions/{d['questions']}`): a second set for "
-        "the multi-hop mechanisms, mechanical wording, no model. Run of "
+        f"({', '.join(f'{counts[h]} {h}-hop' for h in hops)}; `bench/questions/{d['questions']}`): {wording}. Run of "
         f"{m['date']} ({m['cpu']}, driftgraph {m['driftgraph']}): `{d['command']}`. Mean evidence recall with its "
         "95% bootstrap interval, then per hop count.",
         "",

@@ -5,6 +5,10 @@ python -m bench.synth_questions --per-hops 60 --seed 1 --exclude bench/questions
     --out bench/questions/musique_synth_seed1.jsonl   # a held-out set: other chains only
 python -m bench.synth_questions --per-hops 80 --seed 2 --exclude bench/questions/musique_synth.jsonl \
     --exclude bench/questions/musique_synth_seed1.jsonl --out bench/questions/musique_synth_seed2.jsonl
+python -m bench.synth_questions --per-hops 150 --seed 3 --hops 3,4 --coherent \
+    --exclude bench/questions/musique_synth.jsonl --exclude bench/questions/musique_synth_seed1.jsonl \
+    --exclude bench/questions/musique_synth_seed2.jsonl --out bench/questions/musique_synth_seed3.jsonl \
+    --packets /tmp/seed3_packets.json   # named bridges only; the packets are what a reader words
 
 The 50 dev questions hold 16 three-hop and 2 four-hop ones: too few to tell whether a multi-hop mechanism
 helps beyond them. This builds questions the way MuSiQue itself was built, by composing single-hop facts:
@@ -17,7 +21,9 @@ graph's hops, not a forecast of MuSiQue figures. Seed 0 (``musique_synth.jsonl``
 settings were chosen; seed 1 with seed 0's chains excluded (``musique_synth_seed1.jsonl``) was held out for
 that choice and then looked at when the walk took the RELATED edges among the entities it knows; seed 2 with
 both sets' chains excluded (``musique_synth_seed2.jsonl``, 80 per hop count asked, since many chains repeat)
-is held out from both. Every random choice goes through one ``numpy.random.Generator`` seeded by ``--seed``.
+is held out from both; seed 3 (``--coherent``) and the questions a reader worded from the seed-2 and seed-3
+chains (``musique_synth_worded.jsonl``, bench/README.md) came after every choice. Every random choice goes
+through one ``numpy.random.Generator`` seeded by ``--seed``.
 """
 
 from __future__ import annotations
@@ -79,8 +85,12 @@ def chains(
     rng: np.random.Generator,
     max_df: int = 6,
     tries: int = 200_000,
+    coherent: bool = False,
 ) -> list[list[Triple]]:
-    """Up to ``n`` chains of ``hops`` triples: distinct units, rare bridges, the anchor only in the first unit."""
+    """Up to ``n`` chains of ``hops`` triples: distinct units, rare bridges, the anchor only in the first unit.
+
+    ``coherent``: every bridge is a name (a capitalised word, no digit): a year or a generic noun links facts
+    that have nothing else to do with each other, and a reader wording the chains rejects nearly all of them."""
     by_end: dict[str, list[Triple]] = defaultdict(list)
     for tr in trs:
         by_end[tr.head].append(tr)
@@ -97,7 +107,7 @@ def chains(
         anchor_units = units_of.get(anchor, set())
         while len(chain) < hops:
             df = len(units_of.get(bridge, ()))
-            if not 2 <= df <= max_df:
+            if not 2 <= df <= max_df or (coherent and not _named(bridge)):
                 break
             used = {tr.unit for tr in chain}
             nxt = [
@@ -118,6 +128,11 @@ def chains(
             seen_units.add(key)
             found.append(chain)
     return found
+
+
+def _named(title: str) -> bool:
+    """A proper name: a capitalised word of three letters or more, and no digit (not a year or an amount)."""
+    return not any(ch.isdigit() for ch in title) and any(w[:1].isupper() for w in WORD.findall(title))
 
 
 def _clean(chain: list[Triple], anchor: str) -> bool:
@@ -145,15 +160,22 @@ def question_text(chain: list[Triple]) -> str:
 
 
 def build(
-    per_hops: int, seed: int, hop_counts=(2, 3, 4), root: Path = data.MUSIQUE, exclude: frozenset = frozenset()
+    per_hops: int,
+    seed: int,
+    hop_counts=(2, 3, 4),
+    root: Path = data.MUSIQUE,
+    exclude: frozenset = frozenset(),
+    coherent: bool = False,
+    with_chains: bool = False,
 ) -> list[dict]:
-    """Up to ``per_hops`` questions per hop count, leaving out chains whose gold units ``exclude`` holds."""
+    """Up to ``per_hops`` questions per hop count, leaving out chains whose gold units ``exclude`` holds;
+    ``with_chains`` adds each chain's triples (``chain``: head, predicate, tail), for a person to word."""
     rng = np.random.default_rng(seed)
     trs = triples(root)
     units_of = entity_units(root)
     rows = []
     for hops in hop_counts:
-        for i, chain in enumerate(chains(trs, units_of, hops, per_hops, rng)):
+        for i, chain in enumerate(chains(trs, units_of, hops, per_hops, rng, coherent=coherent)):
             if tuple(tr.unit for tr in chain) in exclude:
                 continue
             answer = answer_of(chain)
@@ -166,6 +188,8 @@ def build(
                     "hops": hops,
                 }
             )
+            if with_chains:
+                rows[-1]["chain"] = [{"head": t.head, "predicate": t.predicate, "tail": t.tail} for t in chain]
     return rows
 
 
@@ -181,6 +205,15 @@ def main() -> None:
         default=[],
         help="leave out the chains of this question file (a held-out set); repeat for several files",
     )
+    ap.add_argument("--hops", default="2,3,4", help="hop counts, comma-separated")
+    ap.add_argument(
+        "--coherent", action="store_true", help="bridges are names only: no years, amounts or generic nouns"
+    )
+    ap.add_argument(
+        "--packets",
+        type=Path,
+        help="also write, per question, its chain's triples and gold passages (JSON), for wording by a reader",
+    )
     a = ap.parse_args()
     exclude = frozenset(
         tuple(json.loads(line)["gold_text_unit_ids"])
@@ -188,8 +221,14 @@ def main() -> None:
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     )
-    rows = build(a.per_hops, a.seed, exclude=exclude)
-    a.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    hop_counts = tuple(int(h) for h in a.hops.split(","))
+    rows = build(a.per_hops, a.seed, hop_counts, exclude=exclude, coherent=a.coherent, with_chains=True)
+    plain = [{k: v for k, v in r.items() if k != "chain"} for r in rows]
+    a.out.write_text("".join(json.dumps(r) + "\n" for r in plain), encoding="utf-8")
+    if a.packets:
+        texts = data.text_units()
+        packets = [{**r, "passages": [texts[u] for u in r["gold_text_unit_ids"]]} for r in rows]
+        a.packets.write_text(json.dumps(packets, indent=1, ensure_ascii=False), encoding="utf-8")
     counts = {h: sum(r["hops"] == h for r in rows) for h in (2, 3, 4)}
     print(f"wrote {len(rows)} questions to {a.out} (per hop count: {counts})")
 

@@ -7,6 +7,7 @@ has to be found through the one before, or the set would measure nothing the dev
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 from bench import report_synth, synth_questions
@@ -39,9 +40,50 @@ def test_the_committed_sets_do_not_share_a_chain() -> None:
         lines = (ROOT / "bench" / "questions" / name).read_text(encoding="utf-8").splitlines()
         return {tuple(json.loads(line)["gold_text_unit_ids"]) for line in lines if line.strip()}
 
-    tuned, seed1, seed2 = (chains(f"musique_synth{s}.jsonl") for s in ("", "_seed1", "_seed2"))
-    assert (len(tuned), len(seed1), len(seed2)) == (180, 130, 157)
-    assert not tuned & seed1 and not tuned & seed2 and not seed1 & seed2
+    sets = [chains(f"musique_synth{s}.jsonl") for s in ("", "_seed1", "_seed2", "_seed3")]
+    assert [len(s) for s in sets] == [180, 130, 157, 103]
+    assert all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1 :])
+
+
+def test_coherent_chains_bridge_through_names_only(shared_data: Path) -> None:
+    rows = synth_questions.build(
+        6, seed=3, hop_counts=(3, 4), root=shared_data / "musique", coherent=True, with_chains=True
+    )
+    assert len(rows) == 12
+    loose = synth_questions.build(6, seed=3, hop_counts=(3, 4), root=shared_data / "musique", with_chains=True)
+    bridges = []
+    for r in rows:
+        for a, b in pairwise(r["chain"]):
+            (shared,) = {a["head"], a["tail"]} & {b["head"], b["tail"]}
+            bridges.append(shared)
+    assert bridges and all(synth_questions._named(b) for b in bridges)
+    # the filter bites: without it some bridge of the same seed is a year, an amount or a lower-case noun
+    loose_bridges = [
+        ({a["head"], a["tail"]} & {b["head"], b["tail"]}).pop() for r in loose for a, b in pairwise(r["chain"])
+    ]
+    assert not all(synth_questions._named(b) for b in loose_bridges)
+
+
+def test_each_worded_question_keeps_its_chain_and_every_chain_is_worded_or_rejected() -> None:
+    """A reader worded the seed-2 and seed-3 chains that make sense as a question (``musique_synth_worded.jsonl``,
+    ids ``seedN:<id>``) and gave a reason for each one that does not (``musique_synth_seedN_rejected.jsonl``);
+    the gold units stay the chain's."""
+    qdir = ROOT / "bench" / "questions"
+
+    def rows(name: str) -> list[dict]:
+        return [json.loads(line) for line in (qdir / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    worded = rows("musique_synth_worded.jsonl")
+    assert len(worded) == 20
+    for seed in ("seed2", "seed3"):
+        source = {r["id"]: r for r in rows(f"musique_synth_{seed}.jsonl")}
+        mine = {r["id"].split(":", 1)[1]: r for r in worded if r["id"].startswith(seed + ":")}
+        rejected = rows(f"musique_synth_{seed}_rejected.jsonl")
+        assert sorted([*mine, *(r["id"] for r in rejected)]) == sorted(source)
+        assert all(r["reason"].strip() for r in rejected)
+        for qid, r in mine.items():
+            assert (r["gold_text_unit_ids"], r["hops"]) == (source[qid]["gold_text_unit_ids"], source[qid]["hops"])
+            assert r["question"] != source[qid]["question"] and r["question"].endswith("?")
 
 
 def test_the_report_marks_what_is_not_significant() -> None:
