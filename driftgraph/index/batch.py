@@ -20,7 +20,6 @@ from driftgraph.config import Config
 from driftgraph.errors import FatalLLMError, LLMUnavailable, StoreError
 from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
-from driftgraph.index.estimate import request_params
 from driftgraph.index.extract import extract_all
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
@@ -30,7 +29,7 @@ from driftgraph.index.reports import generate_reports
 from driftgraph.index.write import stored_report
 from driftgraph.llm.batches import run_round
 from driftgraph.llm.cache import CallCache
-from driftgraph.llm.chat import ChatClient, ChatResult
+from driftgraph.llm.chat import ChatClient, ChatResult, request_params
 from driftgraph.llm.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ class BatchChat(ChatClient):
         json_schema: dict[str, Any] | None = None,
         **_: Any,
     ) -> ChatResult:
-        params = request_params(self._full, messages, max_tokens, json_schema)
+        params = request_params(self._full.llm, messages, max_tokens, json_schema)
         key = self._calls.key(params)
         hit = self._calls.get(key)
         if hit is not None:

@@ -29,7 +29,7 @@ from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.reports import generate_reports
 from driftgraph.llm.cache import CallCache
-from driftgraph.llm.chat import ChatClient, ChatResult
+from driftgraph.llm.chat import ChatClient, ChatResult, request_params
 from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.prompts import render_prompt
@@ -42,21 +42,6 @@ _PLACEHOLDER = {
     "report": '{"title": "", "summary": "", "rating": 0, "rating_explanation": "", "findings": []}',
 }
 _PLACEHOLDER["extract_gleaning"] = _PLACEHOLDER["extract"]
-
-
-def request_params(
-    cfg: Config, messages: list[dict[str, str]], max_tokens: int, json_schema: dict[str, Any] | None
-) -> dict[str, Any]:
-    """The parameters ChatClient.complete sends and keys its cache with (a test proves the keys agree)."""
-    params: dict[str, Any] = {
-        "model": cfg.llm.model,
-        "messages": messages,
-        "temperature": cfg.llm.temperature,
-        "max_tokens": max_tokens,
-    }
-    if json_schema is not None and cfg.llm.json_schema:
-        params["response_format"] = {"type": "json_schema", "json_schema": json_schema}
-    return params
 
 
 @dataclass
@@ -95,7 +80,7 @@ class DryChat(ChatClient):
         json_schema: dict[str, Any] | None = None,
         **_: Any,
     ) -> ChatResult:
-        params = request_params(self._full, messages, max_tokens, json_schema)
+        params = request_params(self._full.llm, messages, max_tokens, json_schema)
         key = self._calls.key(params)
         hit = self._calls.get(key)
         with self._lock:

@@ -37,6 +37,22 @@ class ChatResult:
     estimated: bool = False  # the server sent no token counts: ours, by tiktoken
 
 
+def request_params(
+    llm: LLMConfig, messages: list[dict[str, str]], max_tokens: int, json_schema: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What a chat call sends and its cache key is made of: one definition, so the dry-run estimate and the
+    batch collector key their calls exactly as ``ChatClient.complete`` does."""
+    params: dict[str, Any] = {
+        "model": llm.model,
+        "messages": messages,
+        "temperature": llm.temperature,
+        "max_tokens": max_tokens,
+    }
+    if json_schema is not None and llm.json_schema:
+        params["response_format"] = {"type": "json_schema", "json_schema": json_schema}
+    return params
+
+
 class ChatClient:
     def __init__(
         self, cfg: LLMConfig, ledger: Ledger, cache: CallCache | None = None, encoding: str | None = None
@@ -63,14 +79,7 @@ class ChatClient:
         on_token: Callable[[str], None] | None = None,
     ) -> ChatResult:
         """One chat call. ``json_schema`` asks for structured output where the config allows it."""
-        params: dict[str, Any] = {
-            "model": self._cfg.model,
-            "messages": messages,
-            "temperature": self._cfg.temperature,
-            "max_tokens": max_tokens,
-        }
-        if json_schema is not None and self._cfg.json_schema:
-            params["response_format"] = {"type": "json_schema", "json_schema": json_schema}
+        params = request_params(self._cfg, messages, max_tokens, json_schema)
         key = None
         if self._cache is not None:
             key = self._cache.key(params)
