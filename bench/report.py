@@ -366,29 +366,24 @@ def write(raw: Path, target: Path) -> None:
         parts += report_stats.section(q, _load(raw, "cv"))
     from bench import report_synth
 
-    worded = (
-        "the seed-2 and seed-3 chains that read as a question, worded in plain English by a reader (a model agent"
-        " that saw the chain and its passages, never the retriever); the 240 others rejected with a reason each"
-        " (`musique_synth_seed2_rejected.jsonl`, `musique_synth_seed3_rejected.jsonl`)"
-    )
-    for name, note, wording in (
-        ("synth_questions", "seed 0: the walk's settings were chosen looking at it", report_synth.MECHANICAL),
-        (
-            "synth_questions_seed1",
-            "seed 1, other chains: held out for the walk, looked at for ppr.known_relations",
-            report_synth.MECHANICAL,
-        ),
-        ("synth_questions_seed2", "seed 2, chains of neither: held out from every choice", report_synth.MECHANICAL),
+    wording = {  # how each set was worded, where it is not the generator's mechanical wording
+        "synth_questions_worded": "the seed-2 and seed-3 chains that read as a question, worded in plain English by a"
+        " reader (a model agent that saw the chain and its passages, never the retriever); the 240 others rejected"
+        " with a reason each (`musique_synth_seed2_rejected.jsonl`, `musique_synth_seed3_rejected.jsonl`)"
+    }
+    for name, note in (
+        ("synth_questions", "seed 0: the walk's settings were chosen looking at it"),
+        ("synth_questions_seed1", "seed 1, other chains: held out for the walk, looked at for ppr.known_relations"),
+        ("synth_questions_seed2", "seed 2, chains of neither: held out from every choice"),
         (
             "synth_questions_seed3",
             "seed 3, named bridges only (`--coherent`), 3 and 4 hops: held out from every choice",
-            report_synth.MECHANICAL,
         ),
-        ("synth_questions_worded", "worded by a reader: held out from every choice", worded),
+        ("synth_questions_worded", "worded by a reader: held out from every choice"),
     ):
         syn = _load(raw, name)
         if syn:
-            parts += report_synth.section(syn, note, wording)
+            parts += report_synth.section(syn, note, wording.get(name, report_synth.MECHANICAL))
     local, sp = _load(raw, "speed_local"), _load(raw, "speed")
     if local or sp:
         parts += speed(local, sp, None)

@@ -46,22 +46,20 @@ def test_the_committed_sets_do_not_share_a_chain() -> None:
 
 
 def test_coherent_chains_bridge_through_names_only(shared_data: Path) -> None:
-    rows = synth_questions.build(
-        6, seed=3, hop_counts=(3, 4), root=shared_data / "musique", coherent=True, with_chains=True
-    )
-    assert len(rows) == 12
-    loose = synth_questions.build(6, seed=3, hop_counts=(3, 4), root=shared_data / "musique", with_chains=True)
-    bridges = []
-    for r in rows:
-        for a, b in pairwise(r["chain"]):
-            (shared,) = {a["head"], a["tail"]} & {b["head"], b["tail"]}
-            bridges.append(shared)
-    assert bridges and all(synth_questions._named(b) for b in bridges)
+    def bridges(coherent: bool) -> list[str]:
+        """The entity each pair of consecutive triples shares (exactly one: a chain never revisits a name)."""
+        rows = synth_questions.build(
+            6, seed=3, hop_counts=(3, 4), root=shared_data / "musique", coherent=coherent, with_chains=True
+        )
+        assert len(rows) == 12
+        shared = [{a["head"], a["tail"]} & {b["head"], b["tail"]} for r in rows for a, b in pairwise(r["chain"])]
+        assert all(len(s) == 1 for s in shared)
+        return [s.pop() for s in shared]
+
+    named = bridges(coherent=True)
+    assert named and all(synth_questions._named(b) for b in named)
     # the filter bites: without it some bridge of the same seed is a year, an amount or a lower-case noun
-    loose_bridges = [
-        ({a["head"], a["tail"]} & {b["head"], b["tail"]}).pop() for r in loose for a, b in pairwise(r["chain"])
-    ]
-    assert not all(synth_questions._named(b) for b in loose_bridges)
+    assert not all(synth_questions._named(b) for b in bridges(coherent=False))
 
 
 def test_each_worded_question_keeps_its_chain_and_every_chain_is_worded_or_rejected() -> None:
