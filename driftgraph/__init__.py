@@ -7,16 +7,10 @@ The public surface: ``open_engine`` / ``Engine``, the per-mode requests and resu
 from driftgraph.api import Engine, open_engine
 from driftgraph.config import Config
 from driftgraph.errors import DriftgraphError, RequestError
+from driftgraph.query.drift.result import DriftResult
+from driftgraph.query.global_.result import GlobalResult
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, Turn
-from driftgraph.query.result import (
-    BasicResult,
-    ContextInfo,
-    Cost,
-    DriftResult,
-    GlobalResult,
-    LocalResult,
-    SearchResult,
-)
+from driftgraph.query.result import BasicResult, ContextInfo, Cost, LocalResult, SearchResult
 from driftgraph.query.trace import EntryCandidate, Trace, TraceItem
 
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config, load_config
-from driftgraph.errors import LLMError, RequestError, StoreError
+from driftgraph.errors import EntryError, LLMError, RequestError, StoreError
 from driftgraph.query.history import load_history
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
 from driftgraph.runtime import Runtime
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     import numpy as np
 
     from driftgraph.llm.embedder import Embedder
-    from driftgraph.query.result import BasicResult, DriftResult, GlobalResult, LocalResult, SearchResult
+    from driftgraph.query.drift.result import DriftResult
+    from driftgraph.query.global_.result import GlobalResult
+    from driftgraph.query.result import BasicResult, LocalResult, SearchResult
     from driftgraph.store.db import Store
 
 __all__ = ["Engine", "load_history", "open_engine", "parse_age"]
@@ -71,19 +73,25 @@ class Engine:
         """Answer one request in its mode; ``on_token`` streams the answer, ``on_event`` DRIFT's progress.
 
         An ``LLMError`` (endpoint refused or down) leaves after the question is stored with ``stop_reason:
-        error`` (``query/failed.py``); the error's ``retrieval_id`` names it."""
+        error`` (``query/finish.py``); the error's ``retrieval_id`` names it. The schema check runs on this
+        Engine's first question only (``Runtime.check_schema``), counted in that question's round trips."""
         rt = self.runtime.for_run()
         rt.check_schema()
         try:
             return self._dispatch(rt, request, on_token, on_event)
         except LLMError as err:
-            from driftgraph.query.failed import store_failed
+            from driftgraph.query.finish import store_failed
 
             store_failed(rt, request, err)
+            raise
+        except EntryError:  # the index's vector or fulltext indexes are gone
+            rt.forget_schema()
             raise
         except StoreError as err:  # "no such index": tell a populating index from a missing one
             from driftgraph.store.online import explain_index_error
             from driftgraph.store.schema import FULLTEXT_INDEXES, VECTOR_INDEXES
+
+            rt.forget_schema()  # the database changed under this Engine: the next question checks it again
 
             better = explain_index_error(rt.store, err, (*VECTOR_INDEXES, *FULLTEXT_INDEXES))
             if better is err:
@@ -136,19 +144,19 @@ class Engine:
     # -- stored retrievals -----------------------------------------------------------------------------
     def retrieval(self, retrieval_id: str) -> dict[str, Any]:
         """A stored retrieval: its properties (JSON decoded: params, cost, trace) and INCLUDED/DROPPED edges."""
-        from driftgraph.query.trace import read_trace
+        from driftgraph.store.traces import read_retrieval
 
-        return read_trace(self.store, retrieval_id)
+        return read_retrieval(self.store, retrieval_id)
 
     def retrievals(self, limit: int = 20) -> list[dict[str, Any]]:
         """The most recent retrievals, newest first."""
-        from driftgraph.query.trace import list_traces
+        from driftgraph.store.traces import list_retrievals
 
-        return list_traces(self.store, limit)
+        return list_retrievals(self.store, limit)
 
     def retrieval_cypher(self, retrieval_id: str) -> str:
         """The Cypher that draws a stored retrieval in Neo4j Browser (fails on an unknown id)."""
-        from driftgraph.query.trace import browser_cypher
+        from driftgraph.store.traces import browser_cypher
 
         self.retrieval(retrieval_id)
         return browser_cypher(retrieval_id)
@@ -162,9 +170,9 @@ class Engine:
 
     def prune_retrievals(self, older_than: timedelta, *, dry_run: bool = False) -> int:
         """Delete retrievals (and DRIFT steps) older than ``older_than``; returns how many (would be) deleted."""
-        from driftgraph.query.trace import prune_traces
+        from driftgraph.store.traces import prune_retrievals
 
-        return prune_traces(self.store, older_than, dry_run=dry_run)
+        return prune_retrievals(self.store, older_than, dry_run=dry_run)
 
     # -- building the index ----------------------------------------------------------------------------
     def ensure_schema(self) -> None:
@@ -231,7 +239,7 @@ class Engine:
 
 def parse_age(text: str) -> timedelta:
     """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` -> timedelta (``--older-than``)."""
-    from driftgraph.query.trace import parse_age as _parse
+    from driftgraph.query.requests import parse_age as _parse
 
     return _parse(text)
 

@@ -3,8 +3,9 @@
 One ``Runtime`` holds the config and opens the Neo4j store and the embedder on first use (so
 ``driftgraph config show`` never touches Neo4j or ONNX). Query modes, the indexer, the importer and
 ``doctor`` all take a Runtime; none of them imports ``driftgraph.api``. A query runs on
-``runtime.for_run()``: the same store and embedder with a fresh cost ledger, so concurrent questions on one
-Engine never mix their costs. Tests and benchmarks build one directly: ``Runtime(config)``.
+``runtime.for_run()``: the same embedder, a view of the same store with its own statement counter, and a fresh
+cost ledger, so concurrent questions on one Engine never mix their costs or their round trips. Tests and
+benchmarks build one directly: ``Runtime(config)``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class _Parts:
         self.store = store
         self.embedder = embedder
         self.lock = threading.Lock()
+        self.schema_checked = False  # the database's schema meta matched the embedder once (check_schema)
 
     def get_store(self) -> Store:
         with self.lock:
@@ -78,10 +80,15 @@ class Runtime:
         self._parts = _parts or _Parts(config, store, embedder)
         self.chat_factory = chat_factory or _default_chat(config)
         self.ledger = ledger or Ledger()
+        self._run_store: Store | None = None
 
     @property
     def store(self) -> Store:
-        return self._parts.get_store()
+        """A view of the shared store that counts this Runtime's statements (``store.round_trips``): a run's
+        trace reports every statement it sent and none of a concurrent question's."""
+        if self._run_store is None:
+            self._run_store = self._parts.get_store().view()
+        return self._run_store
 
     @property
     def embedder(self) -> Embedder:
@@ -92,7 +99,7 @@ class Runtime:
         return self._parts.store is not None
 
     def for_run(self) -> Runtime:
-        """Same parts, a new empty ledger: one per question, so costs never mix."""
+        """Same parts, a new empty ledger and store view: one per question, so costs and round trips never mix."""
         return Runtime(self.config, chat_factory=self.chat_factory, _parts=self._parts)
 
     def with_config(self, config: Config) -> Runtime:
@@ -128,15 +135,25 @@ class Runtime:
         """Create constraints and indexes for the configured embedder (idempotent)."""
         from driftgraph.store.schema import ensure_schema
 
+        self._parts.schema_checked = False  # this process changed the schema: the next question checks again
         ensure_schema(self.store, self.embedder.model_id, self.embedder.dimensions, hnsw=self.config.neo4j.vector_index)
 
     def check_schema(self) -> None:
-        """Refuse to query a database built with another embedder or dimension."""
+        """Refuse to query a database built with another embedder or dimension. Once per Runtime (one Engine):
+        ``ensure_schema`` and ``forget_schema`` (a query that met a missing index) make the next call check again."""
+        if self._parts.schema_checked:
+            return
         from driftgraph.store.schema import check_meta
 
         check_meta(self.store, self.embedder.model_id, self.embedder.dimensions)
+        self._parts.schema_checked = True
+
+    def forget_schema(self) -> None:
+        """The database may have changed under us (an index went missing): check the schema again next time."""
+        self._parts.schema_checked = False
 
     def close(self) -> None:
+        self._run_store = None
         if self._parts.store is not None:
             self._parts.store.close()
             self._parts.store = None

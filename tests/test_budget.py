@@ -4,29 +4,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftgraph.query.budget import BudgetError, Candidate, derive_budget, fill
+from driftgraph.query.budget import BudgetError, Candidate, Demand, derive_budget, fill
 
 SOURCES = ["report", "entity", "relationship", "chunk", "claim"]
 
 
 def test_derived_budget_arithmetic_and_cap():
-    b = derive_budget(window=16000, answer_reserve=1000, prompt=300, question=20, history=500, cap=8000)
+    b = derive_budget(Demand(window=16000, answer_reserve=1000, prompt=300, question=20, history=500, cap=8000))
     assert b.derived == 16000 - 1000 - 300 - 20 - 500
     assert b.context == 8000 and not b.fixed
-    small = derive_budget(window=4096, answer_reserve=1000, prompt=300, question=20, history=0, cap=8000)
+    small = derive_budget(Demand(window=4096, answer_reserve=1000, prompt=300, question=20, history=0, cap=8000))
     assert small.context == small.derived == 2776
 
 
 def test_override_keeps_the_derived_arithmetic():
-    b = derive_budget(window=16000, answer_reserve=1000, prompt=300, question=20, history=0, cap=8000, override=2000)
+    b = derive_budget(Demand(window=16000, answer_reserve=1000, prompt=300, question=20, history=0, cap=8000), 2000)
     assert b.context == 2000 and b.fixed and b.derived == 14680
 
 
 def test_question_longer_than_window_is_an_error():
     with pytest.raises(BudgetError, match="exceed the model window"):
-        derive_budget(window=4096, answer_reserve=1000, prompt=300, question=5000, history=0, cap=8000)
+        derive_budget(Demand(window=4096, answer_reserve=1000, prompt=300, question=5000, history=0, cap=8000))
     with pytest.raises(BudgetError, match="no room for context"):
-        derive_budget(window=4096, answer_reserve=1000, prompt=300, question=2000, history=796, cap=8000)
+        derive_budget(Demand(window=4096, answer_reserve=1000, prompt=300, question=2000, history=796, cap=8000))
 
 
 def test_floors_first_then_priority_with_carry_over():

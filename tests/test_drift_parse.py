@@ -5,10 +5,11 @@ import random
 import numpy as np
 import pytest
 
+from driftgraph.query.calls import Budget
 from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.parse import parse_answer
 from driftgraph.query.drift.queue import FollowUpQueue, Offer, normalise
-from driftgraph.query.drift.stop import Budget, EpochState, StopRule
+from driftgraph.query.drift.stop import EpochState, StopRule
 from tests.support.drift_fakes import bow_vector
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from driftgraph.api import open_engine
 from driftgraph.llm.tokenizer import count_tokens
-from driftgraph.query.trace import read_trace
+from driftgraph.store.traces import read_retrieval
 from tests.conftest import make_config
 from tests.support.cli import run_cli as _cli
 from tests.support.global_fake import map_reply, responder, schema_name
@@ -40,7 +40,7 @@ def test_full_level_map_calls_equal_batches_and_trace_lists_every_report(dulce, 
     cfg = _cfg(dulce, fake_llm, global_={"map_cap": 3000, "level": 2})
     with open_engine(cfg) as eng:
         res = eng.query_global(BROAD)
-        stored = read_trace(eng.store, res.retrieval_id)
+        stored = read_retrieval(eng.store, res.retrieval_id)
     t = res.trace.to_dict()
     maps = _calls(fake_llm, "key_points")
     assert len(maps) == t["map"]["batches"] == len(t["batches"]) == t["map"]["calls"] > 1
@@ -70,7 +70,7 @@ def test_dynamic_descends_only_into_relevant_reports_and_maps_less(dulce, fake_l
         full_maps = len(_calls(fake_llm, "key_points"))
         fake_llm.requests.clear()
         dyn = eng.query_global(QUESTION, dynamic=True)
-        stored = read_trace(eng.store, dyn.retrieval_id)["retrieval"]
+        stored = read_retrieval(eng.store, dyn.retrieval_id)["retrieval"]
     assert stored["params"]["dynamic"] is True and stored["mode"] == "global" and stored["stop_reason"] == "answered"
     dyn_maps = len(_calls(fake_llm, "key_points"))
     t = dyn.trace.to_dict()
@@ -181,7 +181,7 @@ def test_basic_fills_the_budget_with_nearest_chunks(dulce, fake_llm):
     cfg = _cfg(dulce, fake_llm, basic={"top_k": 2})
     with open_engine(cfg) as eng:
         res = eng.query_basic(BROAD, budget=3000)
-        stored = read_trace(eng.store, res.retrieval_id)
+        stored = read_retrieval(eng.store, res.retrieval_id)
     with open_engine(_cfg(dulce, fake_llm, basic={"hybrid": True})) as eng:
         hybrid = eng.query_basic("alien technology", budget=3000)
     t = res.trace.to_dict()

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from driftgraph.api import open_engine
-from driftgraph.query.local.search import build_local_context
+from driftgraph.query.local.search import LocalAsk, build_local_context
+from driftgraph.query.requests import LocalQuery
 from driftgraph.store.db import Store
 from tests.conftest import make_config
 from tests.support.cypher import q as _q
@@ -71,7 +72,9 @@ def test_cli_json_envelope_answer_citations_and_stored_trace(dulce, fake_llm, tm
     assert b["derived"] == b["window"] - b["answer_reserve"] - b["prompt"] - b["question"] - b["history"]
     assert b["context"] == min(b["derived"], b["cap"]) == ctx["budget"] and not b["fixed"]
     assert 0 < ctx["tokens"] <= b["context"]
-    assert trace["round_trips"] == 3  # entry, expansion, the bridge's third hop (the walk ranks all they found)
+    # every statement: the schema check, entry, expansion, the bridge's third hop (the walk ranks all they found)
+    # and the trace write
+    assert trace["round_trips"] == 5
     assert trace["route"]["shape"] in ("fact", "relational", "thematic") and trace["route"]["order"]
     assert {"id", "title", "score", "status", "reason"} <= set(trace["entry"][0])
     included = [i for i in trace["items"] if i["status"] == "included"]
@@ -179,7 +182,9 @@ def test_off_topic_question_has_no_entry_entities_and_says_so(dulce, fake_llm):
     assert out["cost"]["llm_calls"] == 0 and not fake_llm.chat_requests()
     assert "does not contain enough relevant information" in out["answer"]
     with open_engine(_cfg(dulce, fake_llm)) as eng:  # a budget too small for the note: still within it
-        tiny = build_local_context(eng.runtime.for_run(), "Chocolate chip cookie recipe?", eng.config.local, budget=10)
+        tiny = build_local_context(
+            eng.runtime.for_run(), LocalAsk("Chocolate chip cookie recipe?", budget=10), eng.config.local
+        )
     assert tiny.tokens <= 10
 
 
@@ -212,9 +217,9 @@ def test_routes_rule_forced_and_llm_router(dulce, fake_llm):
 )
 def test_ppr_retrieval_is_two_round_trips_plus_the_bridge_and_the_neighbourhood_fetch(dulce, fake_llm, local, trips):
     with open_engine(_cfg(dulce, fake_llm, **local)) as eng:
-        before = eng.store.round_trips
-        ctx = build_local_context(eng.runtime.for_run(), QUESTION, eng.config.local, budget=3000)
-        assert eng.store.round_trips - before == ctx.recorder.round_trips == trips
+        rt = eng.runtime.for_run()
+        ctx = build_local_context(rt, LocalAsk(QUESTION, budget=3000), eng.config.local)
+        assert rt.store.round_trips == ctx.recorder.round_trips == trips
         assert ctx.chunk_ids and ctx.recorder.extra["ppr"]["nodes"] > 0
 
 
@@ -222,9 +227,8 @@ def test_ppr_retrieval_is_two_round_trips_plus_the_bridge_and_the_neighbourhood_
 def test_retrieval_is_two_round_trips_plus_one_per_hop_past_the_second(dulce, fake_llm, max_hops):
     with open_engine(_cfg(dulce, fake_llm, max_hops=max_hops, ranking="score")) as eng:
         rt = eng.runtime.for_run()
-        before = eng.store.round_trips
-        ctx = build_local_context(rt, QUESTION, eng.config.local, budget=3000)
-        assert eng.store.round_trips - before == ctx.recorder.round_trips == max_hops
+        ctx = build_local_context(rt, LocalAsk(QUESTION, budget=3000), eng.config.local)
+        assert rt.store.round_trips == ctx.recorder.round_trips == max_hops
         assert ctx.tokens <= 3000 and ctx.chunk_ids
         assert {c.hop for c in ctx.included if c.source == "chunk"} <= {
             "vector",
@@ -305,3 +309,16 @@ def test_a_report_that_does_not_fit_enters_as_its_summary_and_caps_hold_the_lead
     assert old["route"]["caps"] == {}
     assert not any(i.get("form") for i in old["items"])
     assert {i.get("reason") for i in old["items"] if i["status"] == "dropped"} <= {"budget", "below_threshold"}
+
+
+def test_round_trips_count_every_statement_and_the_schema_is_checked_once_per_engine(dulce, fake_llm):
+    """A stored question's trace counts each statement it sent: retrieval, the trace write and, on an Engine's
+    first question only, the schema check. A question running beside it counts none of its statements."""
+    ask = {"question": QUESTION, "context_only": True, "budget": 3000}
+    with open_engine(_cfg(dulce, fake_llm, max_hops=2, ranking="score")) as eng:
+        first = eng.query(LocalQuery(**ask))
+        second = eng.query(LocalQuery(**ask))
+        unstored = eng.query(LocalQuery(**ask, store_trace=False))
+        stored = eng.retrieval(second.retrieval_id)["retrieval"]["trace"]
+    assert (first.trace.round_trips, second.trace.round_trips, unstored.trace.round_trips) == (4, 3, 2)
+    assert stored["round_trips"] == 3  # what the database holds says the same

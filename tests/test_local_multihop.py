@@ -16,9 +16,10 @@ from driftgraph.config import LocalConfig, RerankConfig
 from driftgraph.errors import RerankError
 from driftgraph.query.budget import Candidate
 from driftgraph.query.local.entry import named_rule, select_entry
+from driftgraph.query.local.neighbourhood import Neighbourhood
 from driftgraph.query.local.rank import score_chunks
-from driftgraph.query.local.rerank import renumber, rerank_chunks
-from driftgraph.query.local.search import build_local_context
+from driftgraph.query.local.search import LocalAsk, build_local_context
+from driftgraph.query.rerank import renumber, rerank_chunks
 from driftgraph.runtime import Runtime
 from tests.conftest import make_config
 from tests.support import graphrag_fixture
@@ -88,7 +89,7 @@ def test_a_bridged_chunk_records_its_hop_and_path() -> None:
             }
         ],
     }
-    scored = {c.id: c for c in score_chunks(x, entry, s)}
+    scored = {c.id: c for c in score_chunks(Neighbourhood.of(x), entry, s)}
     assert (scored["t3"].hop, scored["t3"].depth) == ("vector", 1)
     assert (scored["t2"].hop, scored["t2"].depth, scored["t2"].via) == ("seed_hop", 2, "ADA")
     assert (scored["t1"].hop, scored["t1"].depth, scored["t1"].via) == ("bridge", 3, "ADA > BOB")
@@ -105,7 +106,9 @@ def chain(neo4j_config: dict, tmp_path_factory: pytest.TempPathFactory) -> Any:
 def _context(cfg: Any, **local: Any) -> Any:
     settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="score", **local)
     with open_engine(cfg) as eng:
-        return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
+        return build_local_context(
+            eng.runtime.for_run(), LocalAsk("What did Cy write about Ada?", budget=2000), settings
+        )
 
 
 def test_the_third_hop_comes_from_the_chunk_the_second_hop_found(chain) -> None:

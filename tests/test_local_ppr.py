@@ -15,9 +15,10 @@ from driftgraph.api import open_engine
 from driftgraph.config import LocalConfig, PprConfig, parse_config
 from driftgraph.errors import ConfigError
 from driftgraph.query.local.entry import select_entry
+from driftgraph.query.local.neighbourhood import Neighbourhood
 from driftgraph.query.local.ppr import _passage_weights, walk
 from driftgraph.query.local.rank import score_chunks
-from driftgraph.query.local.search import build_local_context
+from driftgraph.query.local.search import LocalAsk, build_local_context
 from tests.conftest import make_config
 from tests.support import graphrag_fixture
 from tests.support.fake_rerank import FakeRerank
@@ -55,7 +56,7 @@ def test_a_chunk_two_seeds_reach_outranks_one_that_one_seed_reaches() -> None:
         _mention("s2", "d", "D"),
         _mention("y", "d", "D"),
     ]
-    w = walk(x, entry, PprConfig(passage_weight=1.0), mentions, [])
+    w = walk(Neighbourhood.of(x), entry, PprConfig(passage_weight=1.0), mentions, [])
     assert w.mass["m"] > w.mass["x"] > 0 and w.mass["x"] == pytest.approx(w.mass["y"])
     assert max(w.mass.values()) == pytest.approx(1.0)  # normalised to the best chunk
     assert (w.depth["s1"], w.depth["m"], w.depth["x"]) == (1, 2, 2)
@@ -69,9 +70,13 @@ def test_a_clear_best_hit_leads_the_walk_and_the_chunks_share_of_the_restart_is_
     x = {"chunks": [{"id": c, "similarity": 0.1} for c in ("s1", "s2", "x1", "x2")]}
     mentions = [_mention("s1", "a", "A"), _mention("x1", "a", "A"), _mention("s2", "b", "B"), _mention("x2", "b", "B")]
     flat = PprConfig(passage_weight=1.0, passage_relative_temperature=0, mass_exponent=1.0)
-    linear = walk(x, entry, flat, mentions, [])
+    linear = walk(Neighbourhood.of(x), entry, flat, mentions, [])
     sharp = walk(
-        x, entry, PprConfig(passage_weight=1.0, passage_relative_temperature=0.8, mass_exponent=1.0), mentions, []
+        Neighbourhood.of(x),
+        entry,
+        PprConfig(passage_weight=1.0, passage_relative_temperature=0.8, mass_exponent=1.0),
+        mentions,
+        [],
     )
     linear_ratio = linear.mass["x1"] / linear.mass["x2"]
     assert linear_ratio == pytest.approx(0.70 / 0.55, rel=1e-3)  # in proportion to similarity
@@ -109,15 +114,17 @@ def test_the_walk_reaches_past_the_second_hop_and_records_the_path() -> None:
         _mention("t2", "bob", "BOB"),
         _mention("t1", "bob", "BOB"),
     ]
-    w = walk(x, entry, PprConfig(), mentions, [])
+    w = walk(Neighbourhood.of(x), entry, PprConfig(), mentions, [])
     assert (w.depth["t2"], w.depth["t1"]) == (2, 3) and w.via["t1"] == "ADA > BOB"
     assert w.mass["t3"] > w.mass["t2"] > w.mass["t1"] > 0  # mass decays along the chain
     # a RELATED edge between the seed's entity and BOB carries mass to t1 without passing through t2
-    with_rel = walk(x, entry, PprConfig(), mentions, [{"source": "ada", "target": "bob", "weight": 1.0}])
+    with_rel = walk(
+        Neighbourhood.of(x), entry, PprConfig(), mentions, [{"source": "ada", "target": "bob", "weight": 1.0}]
+    )
     assert with_rel.mass["t1"] > w.mass["t1"]
     # the walk's mass joins the score: t1 (similarity 0, no link support) now ranks with support
     s = LocalConfig(ranking="ppr", ppr=PprConfig(weight=1.0))
-    scored = {c.id: c for c in score_chunks({**x, "ppr": w}, entry, s)}
+    scored = {c.id: c for c in score_chunks(Neighbourhood.of({**x, "ppr": w}), entry, s)}
     assert scored["t1"].hop == "ppr" and scored["t1"].support == pytest.approx(w.mass["t1"])
     assert (scored["t1"].depth, scored["t1"].via) == (3, "ADA > BOB")
 
@@ -132,9 +139,9 @@ def test_a_long_walk_and_the_root_of_its_mass_let_a_chain_link_two_steps_out_cou
     mentions += [_mention("t2", "bob", "BOB"), _mention("t1", "bob", "BOB")]
     for c in ("3", "2", "1"):
         mentions += [_mention(f"t{c}", f"x{c}", f"X{c}"), _mention(f"d{c}", f"x{c}", f"X{c}")]
-    short_linear = walk(x, entry, PprConfig(damping=0.5, mass_exponent=1.0), mentions, [])
-    long_linear = walk(x, entry, PprConfig(damping=0.85, mass_exponent=1.0), mentions, [])
-    default = walk(x, entry, PprConfig(), mentions, [])
+    short_linear = walk(Neighbourhood.of(x), entry, PprConfig(damping=0.5, mass_exponent=1.0), mentions, [])
+    long_linear = walk(Neighbourhood.of(x), entry, PprConfig(damping=0.85, mass_exponent=1.0), mentions, [])
+    default = walk(Neighbourhood.of(x), entry, PprConfig(), mentions, [])
     assert short_linear.mass["t1"] < 0.05  # linear mass two steps out of a short walk: a few hundredths
     assert long_linear.mass["t1"] > 2 * short_linear.mass["t1"]  # a longer walk gets further
     assert default.mass["t1"] == pytest.approx(long_linear.mass["t1"] ** 0.5)  # the defaults: 0.85 and the root
@@ -155,23 +162,35 @@ def test_the_walk_gives_the_same_mass_and_routes_whatever_order_neo4j_returns_th
     mentions = [_mention(c, f"e{e}", f"E{e}") for e in range(300) for c in rng.sample(chunks, rng.randint(2, 5))]
     relations = [{"source": f"e{a}", "target": f"e{a + 1}", "weight": 1.0} for a in range(0, 300, 3)]
     entry = _entry([(c, 0.3 + 0.01 * (i % 7)) for i, c in enumerate(chunks[:10])])
-    base = walk({"chunks": [{"id": c, "similarity": 0.1} for c in chunks]}, entry, PprConfig(), mentions, relations)
+    base = walk(
+        Neighbourhood.of({"chunks": [{"id": c, "similarity": 0.1} for c in chunks]}),
+        entry,
+        PprConfig(),
+        mentions,
+        relations,
+    )
     assert base.relations == len(relations) and len({v for v in base.via.values() if v}) > 20
     for seed in range(10):
         order = random.Random(seed)
         x = {"chunks": [{"id": c, "similarity": 0.1} for c in order.sample(chunks, len(chunks))]}
-        w = walk(x, entry, PprConfig(), order.sample(mentions, len(mentions)), order.sample(relations, len(relations)))
+        w = walk(
+            Neighbourhood.of(x),
+            entry,
+            PprConfig(),
+            order.sample(mentions, len(mentions)),
+            order.sample(relations, len(relations)),
+        )
         assert (w.mass, w.depth, w.via) == (base.mass, base.depth, base.via)
 
 
 def test_entry_entities_seed_the_walk_weighted_by_similarity() -> None:
     entry = _entry([], [("e1", "ALPHA", 0.9), ("e2", "BETA", 0.3)])
     x = {"chunks": [{"id": "c1", "similarity": 0.0}, {"id": "c2", "similarity": 0.0}]}
-    w = walk(x, entry, PprConfig(), [_mention("c1", "e1", "ALPHA"), _mention("c2", "e2", "BETA")], [])
+    w = walk(Neighbourhood.of(x), entry, PprConfig(), [_mention("c1", "e1", "ALPHA"), _mention("c2", "e2", "BETA")], [])
     # two separate components: the mass splits as the restart does (0.9 : 0.3), then the root of its share
     assert w.mass["c1"] == pytest.approx(1.0) and w.mass["c2"] == pytest.approx((0.3 / 0.9) ** 0.5)
     assert (w.depth["c1"], w.via["c1"]) == (1, "ALPHA")
-    assert walk({"chunks": []}, _entry([]), PprConfig(), [], []).mass == {}  # no seed, no mass
+    assert walk(Neighbourhood(), _entry([]), PprConfig(), [], []).mass == {}  # no seed, no mass
 
 
 def test_ppr_keys_are_validated_and_drift_refuses_an_llm_reranker() -> None:
@@ -198,7 +217,9 @@ def _context(cfg: Any, max_hops: int = 3, **ppr: Any) -> Any:
         chunk_top_k=1, seed_chunks=1, entity_chunks=0, ranking="ppr", max_hops=max_hops, ppr=PprConfig(**ppr)
     )
     with open_engine(cfg) as eng:
-        return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
+        return build_local_context(
+            eng.runtime.for_run(), LocalAsk("What did Cy write about Ada?", budget=2000), settings
+        )
 
 
 def test_ppr_fetches_the_third_hop_in_one_round_trip_and_traces_its_path(chain) -> None:
@@ -241,16 +262,17 @@ def test_the_bridges_round_trip_brings_the_related_edges_among_the_entities_alre
 
 
 def test_an_entry_entitys_best_chunk_seeds_the_second_hop(chain) -> None:
-    from driftgraph.query.local.expand import expansion_params, run_expansion
+    from driftgraph.query.local.expand import ExpandFrom, expansion_params, run_expansion
+    from driftgraph.query.local.run import Exclusions
     from driftgraph.store.db import Store
 
     def links(entity_seeds: int) -> list[tuple[str, str, str]]:
         settings = LocalConfig(entity_chunks=1, entity_seed_chunks=entity_seeds)
-        params = expansion_params(settings, [0.1] * 384, ["e3"], [], [], [], [], [])  # CY: only in t3
+        params = expansion_params(settings, [0.1] * 384, ExpandFrom(["e3"]), Exclusions())  # CY: only in t3
         with Store(chain.neo4j) as store:
             x, trips = run_expansion(store, params)
-        assert trips == 1 and [(k["chunk"], k["pos"]) for k in x["entity_links"]] == [("t3", 0)]
-        return sorted((k["chunk"], k["title"], k["via"]) for k in x["seed_links"])
+        assert trips == 1 and [(k["chunk"], k["pos"]) for k in x.entity_links] == [("t3", 0)]
+        return sorted((k["chunk"], k["title"], k["via"]) for k in x.seed_links)
 
     # no chunk hit seeds the hop here: CY's one chunk (t3) does, through ADA (in t2 and t3) to t2
     assert links(1) == [("t2", "ADA", "t3")]

@@ -5,14 +5,15 @@ import pytest
 
 from driftgraph.config import LocalConfig
 from driftgraph.llm.tokenizer import count_tokens
+from driftgraph.query import tables as render
 from driftgraph.query.budget import Candidate
 from driftgraph.query.citations import check_local
 from driftgraph.query.history import HistoryError, validate_history
-from driftgraph.query.local import render
 from driftgraph.query.local.entry import fulltext_query, select_entry
+from driftgraph.query.local.neighbourhood import Neighbourhood
 from driftgraph.query.local.rank import rank_all
-from driftgraph.query.local.rewrite import needs_rewrite
-from driftgraph.query.local.route import classify, route
+from driftgraph.query.rewrite import needs_rewrite
+from driftgraph.query.route import classify, route
 from driftgraph.query.trace import EntryCandidate
 
 PRESENT = {"chunk": True, "entity": True, "relationship": True, "report": True, "claim": False}
@@ -84,7 +85,7 @@ def test_second_hop_brings_in_a_chunk_similarity_missed():
         "seed_links": [{"chunk": "h1", "entity": "x", "title": "X", "df": 2, "via": "s1"}],
         "entity_links": [],
     }
-    ranked = rank_all(expansion, entry, s, lambda texts: [len(t.split()) for t in texts])
+    ranked = rank_all(Neighbourhood.of(expansion), entry, s, lambda texts: [len(t.split()) for t in texts])
     chunks = ranked.candidates["chunk"]
     order = [c.id for c in chunks]
     # 0.1 + 0.5 * idf(2)/idf_max * 0.7 ~= 0.1 + 0.5 * 0.78 * 0.7 = 0.37: above v3 (0.3), below v2
@@ -98,7 +99,7 @@ def test_second_hop_brings_in_a_chunk_similarity_missed():
 def test_unsupported_low_similarity_chunks_are_dropped():
     s, entry = _entry(chunk_min_similarity=0.35)
     expansion = {"chunks": [{"id": "v3", "text": "low", "similarity": 0.3}], "seed_links": [], "entity_links": []}
-    ranked = rank_all(expansion, entry, s, lambda texts: [1] * len(texts))
+    ranked = rank_all(Neighbourhood.of(expansion), entry, s, lambda texts: [1] * len(texts))
     assert ranked.candidates["chunk"] == [] and ranked.dropped[0][1] == "below_threshold"
 
 

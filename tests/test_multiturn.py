@@ -10,8 +10,8 @@ from driftgraph.config import LocalConfig
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.query.budget import Candidate
 from driftgraph.query.local.rank import rrf_chunks
-from driftgraph.query.local.rewrite import history_text
 from driftgraph.query.requests import DriftQuery, LocalQuery
+from driftgraph.query.rewrite import history_text
 from tests.conftest import make_config
 from tests.support.drift_fakes import DULCE_LAYERS, tree_responder
 
@@ -72,7 +72,9 @@ def test_local_fuses_the_original_and_the_rewritten_question(dulce, fake_llm) ->
     fusion = res.trace.extra["fusion"]
     assert fusion["queries"] == [STANDALONE, FOLLOW_UP] and fusion["fused"] >= max(fusion["chunks"])
     assert fusion["chunks"][1] > 0  # the user's own words found chunks too
-    assert res.trace.round_trips == 6  # entry, expansion and the bridge's third hop, once per question
+    # entry, expansion and the bridge's third hop, once per question; the Engine's first question checks the
+    # schema; the trace write
+    assert res.trace.round_trips == 6 + 1 + 1
     assert res.to_dict()["trace"]["rewrite"]["rewritten"] == STANDALONE
 
 

@@ -13,7 +13,7 @@ import pytest
 from driftgraph.api import open_engine
 from driftgraph.config import LocalConfig, SynonymsConfig, parse_config
 from driftgraph.errors import ConfigError
-from driftgraph.query.local.search import build_local_context
+from driftgraph.query.local.search import LocalAsk, build_local_context
 from driftgraph.store import ingest
 from driftgraph.store.db import Store
 from driftgraph.store.synonyms import link_synonyms, nearest_pairs
@@ -115,7 +115,9 @@ def test_the_bridge_hops_across_a_synonym_and_names_it_in_the_path(neo4j_config:
     def context(synonyms: bool) -> Any:
         settings = LocalConfig(chunk_top_k=1, seed_chunks=1, entity_chunks=0, bridge_synonyms=synonyms)
         with open_engine(cfg) as eng:
-            return build_local_context(eng.runtime.for_run(), "What did Cy write about Ada?", settings, budget=2000)
+            return build_local_context(
+                eng.runtime.for_run(), LocalAsk("What did Cy write about Ada?", budget=2000), settings
+            )
 
     ctx = context(True)
     items = {i.id: i for i in ctx.recorder.items if i.source == "chunk"}

@@ -7,17 +7,11 @@ import pytest
 
 from driftgraph.config import TraceConfig
 from driftgraph.errors import RequestError, RetrievalNotFound
-from driftgraph.query.trace import (
-    EntryCandidate,
-    Trace,
-    TraceItem,
-    browser_cypher,
-    parse_age,
-    prune_traces,
-    read_trace,
-    write_trace,
-)
+from driftgraph.query.finish import Stored, store_trace
+from driftgraph.query.requests import parse_age
+from driftgraph.query.trace import EntryCandidate, Trace, TraceItem
 from driftgraph.store import ingest
+from driftgraph.store.traces import browser_cypher, prune_retrievals, read_retrieval
 
 
 def _seed(store):
@@ -51,15 +45,16 @@ def _recorder():
 def test_write_read_and_browser_cypher(store, caplog):
     _seed(store)
     before = store.round_trips
-    caplog.set_level(logging.WARNING, logger="driftgraph.query.trace")
-    rid = write_trace(store, _recorder(), TraceConfig(), query="what is alpha?", params={"k": 1}, cost={"llm_calls": 0})
+    caplog.set_level(logging.WARNING, logger="driftgraph.store.traces")
+    meta = Stored(query="what is alpha?", params={"k": 1}, cost={"llm_calls": 0})
+    rid = store_trace(store, _recorder(), meta, TraceConfig().max_dropped)
     assert store.round_trips == before + 1
     # the short stored trace is said, with how many items it lacks
     assert [r.getMessage() for r in caplog.records] == [
         f"retrieval {rid}: 1 of 5 trace items have no node in the graph and were not linked to it"
     ]
     caplog.clear()
-    data = read_trace(store, rid)
+    data = read_retrieval(store, rid)
     assert data["retrieval"]["mode"] == "local" and data["retrieval"]["params"] == {"k": 1}
     assert data["retrieval"]["trace"]["round_trips"] == 2
     edges = {(e["edge"], e["source"], e["item_id"]) for e in data["edges"]}
@@ -67,8 +62,8 @@ def test_write_read_and_browser_cypher(store, caplog):
     assert ("DROPPED", "relationship", "r1") in edges and ("DROPPED", "entry", "e2") in edges
     assert len(edges) == 4  # the item whose node does not exist is not invented
     # idempotent: writing the same id again adds nothing
-    write_trace(store, _recorder(), TraceConfig(), query="q", params={}, cost={}, retrieval_id=rid)
-    assert len(read_trace(store, rid)["edges"]) == 4
+    store_trace(store, _recorder(), Stored(query="q", retrieval_id=rid), TraceConfig().max_dropped)
+    assert len(read_retrieval(store, rid)["edges"]) == 4
     assert caplog.records == []  # a repeat links nothing by design, and says nothing
     # the printed Browser query, run as pasted, returns the included subgraph
     text = browser_cypher(rid)
@@ -78,14 +73,13 @@ def test_write_read_and_browser_cypher(store, caplog):
     assert {r["x"]["id"] for r in rows if r["x"]} == {"c1", "e1"}
 
 
-def test_disabled_and_prune(store):
-    assert write_trace(store, _recorder(), TraceConfig(enabled=False), query="q", params={}, cost={}) is None
-    rid = write_trace(store, _recorder(), TraceConfig(), query="q", params={}, cost={})
-    assert prune_traces(store, timedelta(days=1)) == 0
-    assert prune_traces(store, timedelta(seconds=0), dry_run=True) == 1
-    assert prune_traces(store, timedelta(seconds=0)) == 1
+def test_prune(store):
+    rid = store_trace(store, _recorder(), Stored(query="q"), TraceConfig().max_dropped)
+    assert prune_retrievals(store, timedelta(days=1)) == 0
+    assert prune_retrievals(store, timedelta(seconds=0), dry_run=True) == 1
+    assert prune_retrievals(store, timedelta(seconds=0)) == 1
     with pytest.raises(RetrievalNotFound, match="no retrieval"):
-        read_trace(store, rid)
+        read_retrieval(store, rid)
 
 
 def test_browser_cypher_escapes_quotes():

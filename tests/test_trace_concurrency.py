@@ -13,9 +13,11 @@ from neo4j.exceptions import Neo4jError, ResultFailedError
 
 from driftgraph.config import TraceConfig
 from driftgraph.errors import StoreError
-from driftgraph.query.trace import Trace, TraceItem, read_trace, write_trace
+from driftgraph.query.finish import Stored, store_trace
+from driftgraph.query.trace import Trace, TraceItem
 from driftgraph.store import ingest
 from driftgraph.store.db import Store, transient
+from driftgraph.store.traces import read_retrieval
 
 N = 40  # chunks, entities and relationships shared by every trace
 WRITERS = 16
@@ -64,7 +66,7 @@ def test_sixteen_writers_sharing_nodes_never_deadlock(neo4j_cfg, caplog: pytest.
         def write(writer: int) -> list[str]:
             out = []
             for k in range(TRACES_EACH):
-                rid = write_trace(store, _recorder(writer), TraceConfig(), query=f"q{writer}.{k}", params={}, cost={})
+                rid = store_trace(store, _recorder(writer), Stored(query=f"q{writer}.{k}"), TraceConfig().max_dropped)
                 assert rid is not None
                 out.append(rid)
             return out
@@ -76,7 +78,7 @@ def test_sixteen_writers_sharing_nodes_never_deadlock(neo4j_cfg, caplog: pytest.
         assert len(set(ids)) == WRITERS * TRACES_EACH
         for n, rid in enumerate(ids):
             writer = n // TRACES_EACH
-            edges = read_trace(store, rid)["edges"]
+            edges = read_retrieval(store, rid)["edges"]
             assert len(edges) == 3 * N, rid
             included = {e["item_id"] for e in edges if e["edge"] == "INCLUDED" and e["source"] == "chunk"}
             assert included == {f"c{i:02d}" for i in range(N) if (i + writer) % 2 == 0}
@@ -88,8 +90,8 @@ def test_duplicate_rows_write_one_edge_the_last_one_winning(store) -> None:
     rec.add_item(TraceItem("chunk", "c01", 3, "included", rank=1, hop="vector"))
     rec.add_item(TraceItem("chunk", "c01", 3, "included", rank=7, hop="bridge"))
     rec.add_item(TraceItem("chunk", "c01", 3, "dropped", "budget", rank=2, hop="vector"))
-    rid = write_trace(store, rec, TraceConfig(), query="q", params={}, cost={})
-    edges = sorted((e["edge"], e["rank"], e["hop"]) for e in read_trace(store, rid)["edges"])
+    rid = store_trace(store, rec, Stored(query="q"), TraceConfig().max_dropped)
+    edges = sorted((e["edge"], e["rank"], e["hop"]) for e in read_retrieval(store, rid)["edges"])
     assert edges == [("DROPPED", 2, "vector"), ("INCLUDED", 7, "bridge")]
 
 
@@ -147,22 +149,23 @@ def test_expansion_read_while_traces_are_written_sees_every_relationship(neo4j_c
     there, and passed 18 in 18 on 5.26.31, the launcher's version, which aborts a read that raced a write as
     transient (the driver runs it again)."""
     from driftgraph.config import LocalConfig
-    from driftgraph.query.local.expand import expansion_params, run_expansion
+    from driftgraph.query.local.expand import ExpandFrom, expansion_params, run_expansion
+    from driftgraph.query.local.run import Exclusions
 
     with Store(neo4j_cfg.neo4j) as store:
         _seed(store)
         ids = [f"e{i:02d}" for i in range(N)]
-        params = expansion_params(LocalConfig(relationships_per_entity=10), [0.0] * 8, ids, [], [], [], [], [])
+        params = expansion_params(LocalConfig(relationships_per_entity=10), [0.0] * 8, ExpandFrom(ids), Exclusions())
         done = False
 
         def write(writer: int) -> None:
             for k in range(TRACES_EACH):
-                write_trace(store, _recorder(writer), TraceConfig(), query=f"q{writer}.{k}", params={}, cost={})
+                store_trace(store, _recorder(writer), Stored(query=f"q{writer}.{k}"), TraceConfig().max_dropped)
 
         def read() -> list[int]:
             seen = []
             while not done:
-                seen.append(len(run_expansion(store, params)[0]["relationships"]))
+                seen.append(len(run_expansion(store, params)[0].relationships))
             return seen
 
         with ThreadPoolExecutor(WRITERS + 4) as pool:

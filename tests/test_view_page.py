@@ -287,13 +287,13 @@ def test_render_is_pure_and_deterministic() -> None:
 
 def test_fetch_subgraph_on_a_real_local_retrieval(dulce: dict) -> None:
     from driftgraph.api import open_engine
-    from driftgraph.query.trace import read_trace
+    from driftgraph.store.traces import read_retrieval
 
     cfg = make_config(dulce)
     with open_engine(cfg) as eng:
         res = eng.query_local("Who leads the team at Dulce base?", context_only=True, budget=1500)
         store = eng.store
-        stored = read_trace(store, res.retrieval_id)
+        stored = read_retrieval(store, res.retrieval_id)
         started = time.perf_counter()
         graph = fetch_subgraph(store, res.retrieval_id)
         seconds = time.perf_counter() - started

@@ -10,7 +10,7 @@ from driftgraph.config.section import _Section
 
 
 class RerankConfig(_Section):
-    """Optional reranking of local search's chunk candidates (query/local/rerank.py).
+    """Optional reranking of local search's chunk candidates (query/rerank.py).
 
     ``endpoint`` posts ``{model, query, documents, top_n}`` to ``{base_url}/rerank`` (Cohere, Jina, vLLM, TEI
     answer ``{results: [{index, relevance_score}]}``); ``llm`` ranks listwise with the chat model.

@@ -23,17 +23,19 @@ class Answer(NamedTuple, Generic[T]):
     fresh_calls: int  # calls that reached the endpoint (0 when every call came from the cache)
 
 
+class Ask(NamedTuple):
+    """What one indexing request is: its ledger phase, reply cap and JSON schema (None: plain text)."""
+
+    phase: str
+    max_tokens: int
+    schema: dict[str, Any] | None
+
+
 def ask_json(
-    chat: ChatClient,
-    messages: list[dict[str, str]],
-    parse: Callable[[str], T],
-    *,
-    phase: str,
-    max_tokens: int,
-    schema: dict[str, Any] | None,
-    prompts: PromptsConfig,
+    chat: ChatClient, messages: list[dict[str, str]], parse: Callable[[str], T], ask: Ask, prompts: PromptsConfig
 ) -> Answer[T]:
     """An unparseable answer gets one repair request quoting the parse error."""
+    phase, max_tokens, schema = ask
     first = _complete(chat, messages, phase, max_tokens, schema)
     fresh = int(not first.cached)
     try:

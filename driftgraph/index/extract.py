@@ -13,7 +13,7 @@ from typing import Any
 
 from driftgraph.config import Config
 from driftgraph.errors import CallFailed
-from driftgraph.index.ask import Answer, ask_json
+from driftgraph.index.ask import Answer, Ask, ask_json
 from driftgraph.index.chunk import Chunk
 from driftgraph.index.parse import ClaimRecord, EntityRecord, RelationshipRecord, parse_claims, parse_graph
 from driftgraph.llm.chat import ChatClient, schema
@@ -73,9 +73,9 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
     types = ", ".join(icfg.entity_types)
     prompt = render_prompt("extract_graph", cfg.prompts, entity_types=types, input_text=chunk.text)
     messages = [{"role": "user", "content": prompt}]
-    kwargs: dict[str, Any] = {"max_tokens": icfg.extract_max_tokens, "prompts": cfg.prompts}
+    cap = icfg.extract_max_tokens
     try:
-        ans = ask_json(chat, messages, parse_graph, phase="extract", schema=GRAPH_SCHEMA, **kwargs)
+        ans = ask_json(chat, messages, parse_graph, Ask("extract", cap, GRAPH_SCHEMA), cfg.prompts)
     except CallFailed as err:
         out.failures.append(f"extract: {err}")
         return out
@@ -84,7 +84,7 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
     for _ in range(icfg.max_gleanings):
         messages = [*messages, {"role": "assistant", "content": ans.text}, {"role": "user", "content": follow_up}]
         try:
-            ans = ask_json(chat, messages, parse_graph, phase="extract_gleaning", schema=GRAPH_SCHEMA, **kwargs)
+            ans = ask_json(chat, messages, parse_graph, Ask("extract_gleaning", cap, GRAPH_SCHEMA), cfg.prompts)
         except CallFailed as err:
             out.failures.append(f"gleaning: {err}")
             break
@@ -101,7 +101,8 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
         )
         claim_messages = [{"role": "user", "content": claim_prompt}]
         try:
-            got = ask_json(chat, claim_messages, parse_claims, phase="extract_claims", schema=CLAIMS_SCHEMA, **kwargs)
+            ask = Ask("extract_claims", cap, CLAIMS_SCHEMA)
+            got = ask_json(chat, claim_messages, parse_claims, ask, cfg.prompts)
         except CallFailed as err:
             out.failures.append(f"claims: {err}")
         else:

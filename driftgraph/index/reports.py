@@ -22,7 +22,7 @@ from typing import Any
 
 from driftgraph.config import Config
 from driftgraph.errors import CallFailed
-from driftgraph.index.ask import ask_json
+from driftgraph.index.ask import Ask, ask_json
 from driftgraph.index.communities import Community
 from driftgraph.index.merge import Claim, Graph
 from driftgraph.index.parse import parse_report
@@ -202,15 +202,8 @@ def generate_reports(
         context, substituted = builder.context(c, children, reports)
         prompt = render_prompt("community_report", cfg.prompts, input_text=context)
         try:
-            rec = ask_json(
-                chat,
-                [{"role": "user", "content": prompt}],
-                parse_report,
-                phase="report",
-                max_tokens=cfg.index.report_max_tokens,
-                schema=REPORT_SCHEMA,
-                prompts=cfg.prompts,
-            ).value
+            ask = Ask("report", cfg.index.report_max_tokens, REPORT_SCHEMA)
+            rec = ask_json(chat, [{"role": "user", "content": prompt}], parse_report, ask, cfg.prompts).value
         except CallFailed as err:
             stats["failures"].append({"community": c.community, "level": c.level, "error": str(err)})
             return None

@@ -45,25 +45,33 @@ class JsonOutcome(Generic[T]):
         return self.value is None
 
 
+@dataclass(frozen=True)
+class JsonCall(Generic[T]):
+    """What one structured call asks for: its ledger phase, reply cap, schema, the validator that turns the parsed
+    object into ``T`` (raising ValueError on a bad shape) and how many repair calls it may make."""
+
+    phase: str
+    max_tokens: int
+    json_schema: dict[str, Any]
+    validate: Callable[[Any], T]
+    repair_retries: int
+
+
 def ask_json(
     chat: ChatClient,
     messages: list[dict[str, str]],
-    *,
-    phase: str,
-    max_tokens: int,
-    json_schema: dict[str, Any],
-    validate: Callable[[Any], T],
+    call: JsonCall[T],
     prompts: PromptsConfig,
-    repair_retries: int,
     gate: Gate | None = None,
 ) -> JsonOutcome[T]:
-    """One call, then up to ``repair_retries`` repair calls; ``validate`` raises ValueError on bad shapes.
+    """One call, then up to ``call.repair_retries`` repair calls; ``call.validate`` raises ValueError on bad shapes.
 
     ``gate`` (a call budget) is asked before every call: its refusal of the first call propagates, of a
     repair call ends the outcome as malformed. Endpoint errors propagate (the caller marks its batch)."""
+    phase, max_tokens, json_schema = call.phase, call.max_tokens, call.json_schema
     convo = list(messages)
     error: str | None = None
-    for attempt in range(repair_retries + 1):
+    for attempt in range(call.repair_retries + 1):
         if gate is None:
             reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
         else:
@@ -80,11 +88,11 @@ def ask_json(
                 raise
             gate.settle(res, reply.prompt_tokens)
         try:
-            return JsonOutcome(validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
+            return JsonOutcome(call.validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
         except (ValueError, TypeError, KeyError) as err:
             error = str(err) or type(err).__name__
         convo = repair_messages(convo, reply.text, error, prompts)
-    return JsonOutcome(None, repair_retries + 1, False, error)
+    return JsonOutcome(None, call.repair_retries + 1, False, error)
 
 
 def repair_messages(

@@ -51,17 +51,23 @@ class BudgetBreakdown:
         }
 
 
-def derive_budget(
-    *,
-    window: int,
-    answer_reserve: int,
-    prompt: int,
-    question: int,
-    history: int,
-    cap: int,
-    override: int | None = None,
-) -> BudgetBreakdown:
-    """The context budget; fails in one line when the question does not fit the model at all."""
+@dataclass(frozen=True)
+class Demand:
+    """What the model window must hold besides the context, in tokens, and the configured cap on the context."""
+
+    window: int
+    answer_reserve: int
+    prompt: int
+    question: int
+    history: int
+    cap: int
+
+
+def derive_budget(demand: Demand, override: int | None = None) -> BudgetBreakdown:
+    """The context budget (``override``: a fixed size); fails in one line when the question does not fit the
+    model at all."""
+    window, answer_reserve, prompt = demand.window, demand.answer_reserve, demand.prompt
+    question, history, cap = demand.question, demand.history, demand.cap
     if question + prompt + answer_reserve > window:
         raise BudgetError(
             f"the question ({question} tokens) plus the prompt ({prompt}) and the answer reserve ({answer_reserve}) "

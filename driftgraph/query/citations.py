@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from driftgraph.query.local.render import SECTION_TITLES
+from driftgraph.query.tables import SECTION_TITLES
 
 _NUMBER = re.compile(r"\d+")
 _DATA_REF = re.compile(r"\[Data:([^\]]*)\]", re.IGNORECASE)

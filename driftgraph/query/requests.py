@@ -9,7 +9,9 @@ validated. The stored trace keeps ``request.model_dump()``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -172,3 +174,16 @@ class BasicQuery(QueryRequest):
 
 
 REQUESTS: dict[str, type[QueryRequest]] = {r.mode: r for r in (LocalQuery, DriftQuery, GlobalQuery, BasicQuery)}
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_age(text: str) -> timedelta:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` -> timedelta (``trace prune --older-than``); anything else is a
+    one-line error."""
+    m = _DURATION.match(text)
+    if not m:
+        raise RequestError(f"--older-than '{text}': use a number and a unit s, m, h, d or w (e.g. 30d)", "older_than")
+    return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})

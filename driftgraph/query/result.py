@@ -9,9 +9,11 @@ The envelope (README "JSON output")::
      "cost": {"llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens",
               "cache_hits", "phases": {...}}}
 
-then each mode's own top-level keys: basic ``stop_reason``; global ``level, dynamic, seed, stop_reason``;
-DRIFT ``seed, stop_reason, limits, steps, uncovered, epochs``. The JVM client, the bench and users' scripts
-read these keys; ``tests/test_result_contract.py`` guards them. Code reads the attributes instead.
+then each mode's own top-level keys: basic ``stop_reason``; global ``level, dynamic, seed, stop_reason``
+(``GlobalResult``, ``query/global_/result.py``); DRIFT ``seed, stop_reason, limits, steps, uncovered, epochs``
+(``DriftResult``, ``query/drift/result.py``): a mode's own result lives with the mode whose types it holds.
+The JVM client, the bench and users' scripts read these keys; ``tests/test_result_contract.py`` guards them.
+Code reads the attributes instead.
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ from driftgraph.query.trace import Trace
 
 if TYPE_CHECKING:
     from driftgraph.llm.ledger import Ledger
-    from driftgraph.query.drift.model import Epoch, Step
-    from driftgraph.query.global_.map import MapBatch
-    from driftgraph.query.global_.select import Selection
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens")
 
@@ -121,39 +120,3 @@ class BasicResult(SearchResult):
 
     def mode_keys(self) -> dict[str, Any]:
         return {"stop_reason": self.stop_reason}
-
-
-@dataclass
-class GlobalResult(SearchResult):
-    """Global search: the level and selection mode used, the report-order seed, the selection and map batches
-    (their JSON is in the trace: ``selection``, ``reports``, ``batches``, ``points``, ``map``)."""
-
-    level: int = 0
-    dynamic: bool = False
-    seed: int = 0
-    selection: Selection | None = None
-    batches: list[MapBatch] = field(default_factory=list)
-
-    def mode_keys(self) -> dict[str, Any]:
-        return {"level": self.level, "dynamic": self.dynamic, "seed": self.seed, "stop_reason": self.stop_reason}
-
-
-@dataclass
-class DriftResult(SearchResult):
-    """DRIFT: the seed, the limits in force, the step tree, the follow-ups left uncovered, the epochs."""
-
-    seed: int = 0
-    limits: dict[str, Any] = field(default_factory=dict)
-    steps: list[Step] = field(default_factory=list)
-    uncovered: list[Step] = field(default_factory=list)
-    epochs: list[Epoch] = field(default_factory=list)
-
-    def mode_keys(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "stop_reason": self.stop_reason,
-            "limits": self.limits,
-            "steps": [s.to_dict() for s in self.steps],
-            "uncovered": [{"id": s.id, "parent": s.parent, "query": s.query, "depth": s.depth} for s in self.uncovered],
-            "epochs": [e.to_dict() for e in self.epochs],
-        }

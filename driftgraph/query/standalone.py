@@ -1,6 +1,6 @@
 """Multi-turn DRIFT and global search: the question made standalone before the mode runs.
 
-Local search's rule and prompt (``query/local/rewrite.py``): a question that refers back ("and its
+Local search's rule and prompt (``query/rewrite.py``): a question that refers back ("and its
 founder?") is rewritten by one chat call into a standalone one, from the history turns ``history_text``
 picks (newest, then by relevance, within ``history_budget``). The mode then searches for the rewritten
 question; the trace's ``rewrite`` shows both. The rewrite call counts against the mode's own call and
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from driftgraph.prompts import render_prompt
 from driftgraph.query.history import validate_history
-from driftgraph.query.local.rewrite import HistorySettings, Rewrite, history_text, rewrite_question
 from driftgraph.query.requests import Turn
+from driftgraph.query.rewrite import HistorySettings, Rewrite, history_text, rewrite_question
 
 if TYPE_CHECKING:
     from driftgraph.runtime import Runtime

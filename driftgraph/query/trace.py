@@ -1,43 +1,28 @@
 """The retrieval trace: what a query considered, kept, included and dropped, and why.
 
-``Trace`` collects it during a run (pure Python, no I/O) and ``to_dict()`` is the ``trace`` object of
-the JSON envelope. ``write_trace`` stores it in Neo4j in ONE round trip (``cypher/trace/write.cypher``)::
-
-    (:Retrieval {id, mode, query, seed, params, stop_reason, cost, created_at, trace})
-        -[:INCLUDED {source, item_id, rank, tokens, hop}]->(x)
-        -[:DROPPED  {source, item_id, reason, rank, hop}]->(x)
-
-``x`` is the Chunk / __Entity__ / __Community__ / Claim node; a relationship item points at the
-relationship's start entity and carries the relationship id in ``item_id``. Maps are stored as JSON
-strings (``params``, ``cost``, ``trace``) because Neo4j properties cannot hold maps.
-Other modes use the same recorder: global/basic add items, DRIFT adds steps under ``extra``.
+Data only, no I/O: ``Trace`` collects it during a run, ``to_dict()`` is the ``trace`` object of the JSON
+envelope and ``item_rows`` the rows its stored form links to the graph. Every mode uses the same recorder
+(global/basic add items, DRIFT adds steps under ``extra``); ``query/finish.py`` stores it through
+``store/traces.py`` (one round trip) as the mode ends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import json
-import logging
 import os
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from driftgraph.errors import RequestError, RetrievalNotFound
-
 if TYPE_CHECKING:
-    from driftgraph.config import TraceConfig
     from driftgraph.query.budget import BudgetBreakdown
-    from driftgraph.query.local.rewrite import Rewrite
-    from driftgraph.query.local.route import Route
-    from driftgraph.store.db import Store
+    from driftgraph.query.rewrite import Rewrite
+    from driftgraph.query.route import Route
 
 Source = Literal["report", "entity", "relationship", "chunk", "claim"]
 SOURCES: tuple[str, ...] = ("report", "entity", "relationship", "chunk", "claim")
 _WRITE_KEYS = {"chunk": "chunks", "entity": "entities", "report": "reports", "claim": "claims"}
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -156,40 +141,12 @@ def _counter() -> int:
     return next(_COUNT)
 
 
-def write_trace(
-    store: Store,
-    recorder: Trace,
-    cfg: TraceConfig,
-    *,
-    query: str,
-    params: dict[str, Any],
-    cost: dict[str, Any],
-    seed: int | None = None,
-    stop_reason: str | None = None,
-    context_tokens: int | None = None,
-    parent_id: str | None = None,
-    retrieval_id: str | None = None,
-) -> str | None:
-    """Store the trace (one round trip); returns the retrieval id, or None when tracing is off."""
-    if not cfg.enabled:
-        return None
-    now = datetime.now(UTC)
-    rid = retrieval_id or new_retrieval_id(recorder.mode, query, now)
-    props: dict[str, Any] = {
-        "id": rid,
-        "mode": recorder.mode,
-        "query": query,
-        "seed": seed,
-        "params": json.dumps(params, sort_keys=True, default=str),
-        "stop_reason": stop_reason,
-        "cost": json.dumps(cost, sort_keys=True),
-        "created_at": now.isoformat(),
-        "context_tokens": context_tokens,
-        "parent_id": parent_id,
-        "trace": json.dumps(recorder.to_dict(), default=str),
-    }
+def item_rows(recorder: Trace, max_dropped: int) -> dict[str, list[dict[str, Any]]]:
+    """The trace's items as the rows ``cypher/trace/write.cypher`` links, per label: every included item, and
+    dropped ones (items, then entry entities cut before expansion) up to ``max_dropped``. One row per (status,
+    source, id), the last one winning, sorted: the same trace always writes the same rows in the same order."""
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in (*_WRITE_KEYS.values(), "relationships")}
-    dropped_left = cfg.max_dropped
+    dropped_left = max_dropped
     for item in recorder.items:
         if item.status == "dropped":
             if dropped_left <= 0:
@@ -214,31 +171,10 @@ def write_trace(
                     "hop": "entry",
                 }
             )
-    # The edges are CREATEd (see cypher/trace/write.cypher): one row per (status, source, id), the last one
-    # winning as MERGE + SET did; sorted so the same trace always writes the same rows in the same order.
     for key, found in rows.items():
         unique = {(row["status"], row["source"], str(row["id"])): row for row in found}
         rows[key] = [unique[k] for k in sorted(unique, key=lambda k: (k[2], k[0], k[1]))]
-    written = store.run("trace/write", retrieval=props, **rows)
-    warn_unlinked(rid, rows, written)
-    return rid
-
-
-def warn_unlinked(retrieval_id: str, rows: dict[str, list[dict[str, Any]]], written: list[dict[str, Any]]) -> None:
-    """Say so when a first write linked fewer of ``rows`` (the item rows sent, per label) than it was given (an
-    item whose node is not in the graph): the answer stands, but its stored trace is short, and the user
-    reading it in Neo4j should know."""
-    if not written or not written[0]["linked"]:
-        return  # a repeated write of the same retrieval links nothing, by design
-    sent = sum(len(found) for found in rows.values())
-    missing = sent - int(written[0]["item_rows"])
-    if missing > 0:
-        log.warning(
-            "retrieval %s: %d of %d trace items have no node in the graph and were not linked to it",
-            retrieval_id,
-            missing,
-            sent,
-        )
+    return rows
 
 
 def _row(source: str, item: TraceItem) -> dict[str, Any]:
@@ -251,52 +187,3 @@ def _row(source: str, item: TraceItem) -> dict[str, Any]:
         "reason": item.reason,
         "hop": item.hop,
     }
-
-
-def read_trace(store: Store, retrieval_id: str) -> dict[str, Any]:
-    """The stored retrieval: properties (JSON fields decoded) and its INCLUDED/DROPPED edges."""
-    rows = store.read("trace/read", id=retrieval_id)
-    if not rows:
-        raise RetrievalNotFound(f"no retrieval with id '{retrieval_id}' (list them with `driftgraph trace list`)")
-    ret = dict(rows[0]["retrieval"])
-    for key in ("params", "cost", "trace"):
-        if isinstance(ret.get(key), str):
-            ret[key] = json.loads(ret[key])
-    return {"retrieval": ret, "edges": rows[0]["edges"]}
-
-
-def list_traces(store: Store, limit: int) -> list[dict[str, Any]]:
-    return store.read("trace/list", limit=limit)
-
-
-def browser_cypher(retrieval_id: str) -> str:
-    """The Cypher a user pastes into Neo4j Browser to see one retrieved subgraph.
-
-    Display only: ``$id`` of ``cypher/trace/subgraph.cypher`` becomes a quoted literal (escaped), so the text
-    runs as pasted; driftgraph itself only ever executes the parameterised file.
-    """
-    from driftgraph.store import cypher
-
-    literal = "'" + retrieval_id.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    return cypher.load("trace/subgraph").replace("$id", literal)
-
-
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_age(text: str) -> timedelta:
-    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` -> timedelta; anything else is a one-line error."""
-    m = _DURATION.match(text)
-    if not m:
-        raise RequestError(f"--older-than '{text}': use a number and a unit s, m, h, d or w (e.g. 30d)", "older_than")
-    return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
-
-
-def prune_traces(store: Store, older_than: timedelta, dry_run: bool = False) -> int:
-    """Delete retrievals (and their DRIFT steps) created before now - older_than; returns how many."""
-    cutoff = (datetime.now(UTC) - older_than).isoformat()
-    count = int(store.read("trace/prune_count", cutoff=cutoff)[0]["retrievals"])
-    if count and not dry_run:
-        store.run_auto("trace/prune", cutoff=cutoff)
-    return count

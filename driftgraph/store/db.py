@@ -7,6 +7,7 @@ shares one bookmark manager, so a query that follows an import or index sees its
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -64,7 +65,8 @@ class Store:
         from neo4j import GraphDatabase
 
         self.cfg = cfg
-        self.round_trips = 0
+        self.round_trips = 0  # statements sent through this handle (a ``view`` counts its own)
+        self._trips_lock = threading.Lock()
         self.write_retries = 0  # transactions run again after a transient failure (_retry_transient)
         self.bookmarks = _bookmark_manager(cfg)
         self._driver = GraphDatabase.driver(
@@ -75,6 +77,19 @@ class Store:
         except Exception as err:
             self._driver.close()
             raise _explain(err, cfg) from None
+
+    def view(self) -> Store:
+        """The same driver and bookmarks with a counter of its own: one per question, so a question's trace
+        counts every statement it sent (schema check and trace write included) and no other question's. A view
+        is never closed; the Store it came from is."""
+        other = copy.copy(self)
+        other.round_trips = 0
+        other._trips_lock = threading.Lock()
+        return other
+
+    def _count(self) -> None:
+        with self._trips_lock:
+            self.round_trips += 1
 
     def close(self) -> None:
         self._driver.close()
@@ -109,7 +124,7 @@ class Store:
         """Run a named statement in a managed transaction; rows as dicts. Every write statement is idempotent,
         so a transaction lost to a transient error runs again whole (``_retry_transient``)."""
         text = cypher.load(name)
-        self.round_trips += 1
+        self._count()
 
         def once() -> list[dict[str, Any]]:
             with self._session() as session:
@@ -138,7 +153,7 @@ class Store:
 
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         text = cypher.load(name)
-        self.round_trips += 1
+        self._count()
         with self._session() as session:
             rows: list[dict[str, Any]] = session.execute_read(lambda tx: [r.data() for r in tx.run(text, params)])
             return rows
@@ -148,6 +163,7 @@ class Store:
         and data changes in one transaction) and statements that batch themselves (``IN TRANSACTIONS``)."""
         with self._session() as session:
             for text in cypher.statements(name):
+                self._count()
                 session.run(text, params).consume()
 
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.prompts import render_prompt
-from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
+from driftgraph.query.finish import Ending, finish
 from driftgraph.query.requests import BasicQuery, check_question
-from driftgraph.query.result import BasicResult, ContextInfo, Cost
-from driftgraph.query.trace import Trace, TraceItem, write_trace
+from driftgraph.query.result import BasicResult, ContextInfo
+from driftgraph.query.trace import Trace, TraceItem
 from driftgraph.store.lucene import or_query
 
 if TYPE_CHECKING:
@@ -77,13 +78,15 @@ def build_basic_context(
     started, trips = time.perf_counter(), rt.store.round_trips
     recorder = Trace("basic", question)
     breakdown = derive_budget(
-        window=rt.config.llm.model_context_window,
-        answer_reserve=settings.answer_reserve,
-        prompt=rt.count_tokens(_prompt(rt, settings, "")),
-        question=rt.count_tokens(question),
-        history=0,
-        cap=settings.context_cap,
-        override=budget,
+        Demand(
+            window=rt.config.llm.model_context_window,
+            answer_reserve=settings.answer_reserve,
+            prompt=rt.count_tokens(_prompt(rt, settings, "")),
+            question=rt.count_tokens(question),
+            history=0,
+            cap=settings.context_cap,
+        ),
+        budget,
     )
     vector = rt.embed([question], phase="embed")[0] if query_vector is None else query_vector
     fulltext = (
@@ -203,7 +206,7 @@ def _rerank(
         out = [head[i] for i in order] + cands[cfg.top_n :]
     else:
         from driftgraph.llm.tokenizer import truncate_tokens
-        from driftgraph.query.local.rerank import rerank_chunks
+        from driftgraph.query.rerank import rerank_chunks
 
         t0 = time.perf_counter()
         encoding = rt.config.tokenizer.encoding
@@ -243,32 +246,12 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
             if on_token is not None:
                 on_token(answer)
         ctx.recorder.citations = map_citations(answer, "Sources", {c.rank: c.id for c in ctx.included})
-    cost = Cost.from_ledger(rt.ledger)
-    rid = None
-    if request.store_trace:
-        params = {
-            **settings.model_dump(),
-            "budget": request.budget,
-            "context_only": request.context_only,
-            "request": request.model_dump(mode="json"),
-        }
-        rid = write_trace(
-            rt.store,
-            ctx.recorder,
-            rt.config.trace,
-            query=ctx.question,
-            params=params,
-            cost=cost.to_dict(),
-            stop_reason=stop_reason,
-            context_tokens=ctx.tokens,
-        )
-    return BasicResult(
-        mode="basic",
-        question=ctx.question,
-        answer=answer,
-        retrieval_id=rid,
-        context=ContextInfo(ctx.text, ctx.tokens, ctx.budget.context),
-        trace=ctx.recorder,
-        cost=cost,
-        stop_reason=stop_reason,
-    )
+    params = {
+        **settings.model_dump(),
+        "budget": request.budget,
+        "context_only": request.context_only,
+        "request": request.model_dump(mode="json"),
+    }
+    context = ContextInfo(ctx.text, ctx.tokens, ctx.budget.context)
+    ending = Ending(answer, context, stop_reason, params, question=ctx.question)
+    return finish(rt, request, ctx.recorder, ending, BasicResult)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from driftgraph.errors import FatalLLMError, LLMError
+from driftgraph.query.calls import Budget, Reservation
 from driftgraph.query.drift.parse import Parsed, parse_answer
-from driftgraph.query.drift.stop import Budget, Reservation
 
 
 class Chat(Protocol):

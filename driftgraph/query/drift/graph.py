@@ -68,7 +68,7 @@ class GraphBackend:
 
     def step_budget(self, global_query: str, query: str) -> Any:
         """The context budget of one step: model window minus answer, DRIFT prompt and question."""
-        from driftgraph.query.budget import derive_budget
+        from driftgraph.query.budget import Demand, derive_budget
 
         settings = self.cfg.local
         prompt = render_prompt(
@@ -80,21 +80,22 @@ class GraphBackend:
             max_follow_ups=self.cfg.max_follow_ups_per_answer,
         )
         return derive_budget(
-            window=self.rt.config.llm.model_context_window,
-            answer_reserve=settings.answer_reserve,
-            prompt=self.count_tokens(prompt) + 7,  # + chat-format overhead of one message
-            question=0,  # the question is inside the rendered prompt already
-            history=0,
-            cap=settings.context_cap,
+            Demand(
+                window=self.rt.config.llm.model_context_window,
+                answer_reserve=settings.answer_reserve,
+                prompt=self.count_tokens(prompt) + 7,  # + chat-format overhead of one message
+                question=0,  # the question is inside the rendered prompt already
+                history=0,
+                cap=settings.context_cap,
+            )
         )
 
     def step_context(self, global_query: str, query: str, vector: np.ndarray) -> StepContext:
-        from driftgraph.query.local.search import build_local_context
+        from driftgraph.query.local.search import LocalAsk, build_local_context
 
         breakdown = self.step_budget(global_query, query)
-        ctx = build_local_context(
-            self.rt, query, self.cfg.local, budget=breakdown.context, query_vector=np.asarray(vector)
-        )
+        ask = LocalAsk(query, budget=breakdown.context, query_vector=np.asarray(vector))
+        ctx = build_local_context(self.rt, ask, self.cfg.local)
         shown: dict[str, set[str]] = {}
         id_map: dict[str, dict[str, str]] = {}
         items = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,13 +19,14 @@ import numpy as np
 from driftgraph.config import DriftConfig, PromptsConfig
 from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
+from driftgraph.query.calls import FIRST_MARGIN, MARGIN, Budget
 from driftgraph.query.citations import check_citations
 from driftgraph.query.drift.backend import DriftBackend, PrimerReport, count_messages
 from driftgraph.query.drift.calls import Caller, Job, JobResult
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
 from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce
-from driftgraph.query.drift.stop import FIRST_MARGIN, MARGIN, Budget, EpochState, StopRule
+from driftgraph.query.drift.stop import EpochState, StopRule
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -38,6 +40,15 @@ STEP_SCHEMA = schema(
 )
 
 
+@dataclass(frozen=True)
+class Listeners:
+    """Who hears the run as it goes: ``on_event`` DRIFT's progress (hyde, primer, step, epoch), ``on_token`` the
+    streamed answer."""
+
+    on_event: Event | None = None
+    on_token: Callable[[str], None] | None = None
+
+
 class DriftLoop:
     """One question's run. Build it, call ``run()`` once."""
 
@@ -49,8 +60,7 @@ class DriftLoop:
         prompts: PromptsConfig,
         *,
         seed: int,
-        on_event: Event | None = None,
-        on_token: Callable[[str], None] | None = None,
+        listen: Listeners | None = None,
     ) -> None:
         self.q = question
         self.cfg = cfg
@@ -58,8 +68,9 @@ class DriftLoop:
         self.prompts = prompts
         self.seed = seed
         self.rng = random.Random(seed)
-        self.on_event = on_event or (lambda kind, data: None)
-        self.on_token = on_token
+        listen = listen or Listeners()
+        self.on_event = listen.on_event or (lambda kind, data: None)
+        self.on_token = listen.on_token
         self.budget = Budget(cfg.max_llm_calls, cfg.max_prompt_tokens, first_margin=FIRST_MARGIN, margin=MARGIN)
         self.rule = StopRule(cfg.sufficient_score, cfg.min_score_gain, cfg.max_depth)
         self.caller = Caller(

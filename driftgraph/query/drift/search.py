@@ -3,7 +3,7 @@
 The envelope (``query/result.py``) gets ``seed``, ``stop_reason``, ``limits``, ``steps``, ``uncovered`` and
 ``epochs`` at the top level and ``cost.phases`` with ``hyde``, ``primer``, ``steps``, ``reduce`` and
 ``total``. The trace is stored as a ``(:Retrieval {mode: 'drift'})`` with INCLUDED edges to everything any
-step used (one round trip, ``query/trace.write_trace``) plus the step tree (one more round trip).
+step used (one round trip, ``query/finish.py``) plus the step tree (one more round trip).
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import LLMUnavailable
 from driftgraph.query.drift.graph import GraphBackend
-from driftgraph.query.drift.loop import DriftLoop, Event
+from driftgraph.query.drift.loop import DriftLoop, Event, Listeners
 from driftgraph.query.drift.model import DriftRun, Step
 from driftgraph.query.drift.reduce import tree_text
+from driftgraph.query.drift.result import DriftResult
+from driftgraph.query.finish import Ending, error_info, finish
 from driftgraph.query.requests import DriftQuery
-from driftgraph.query.result import Cost, DriftResult
 from driftgraph.query.standalone import standalone
-from driftgraph.query.trace import Trace, TraceItem, warn_unlinked, write_trace
+from driftgraph.query.trace import Trace, TraceItem
+from driftgraph.store.traces import write_steps as store_steps
 
 if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
@@ -45,7 +47,6 @@ def drift_search(
     """Run DRIFT for the request (its overrides applied to the ``drift`` section); store the trace."""
     cfg = request.settings(rt.config)
     started = time.perf_counter()
-    trips = rt.store.round_trips
     rewrite, spent = standalone(rt, request.question, request.history, cfg.local)  # multi-turn follow-ups
     question, seed = (rewrite.query if rewrite else request.question), cfg.seed
     if spent["llm_calls"]:  # the rewrite call counts against DRIFT's own budget
@@ -56,46 +57,32 @@ def drift_search(
             }
         )
     backend = GraphBackend(rt, cfg)
-    loop = DriftLoop(question, cfg, backend, rt.config.prompts, seed=seed, on_event=on_event, on_token=on_token)
+    loop = DriftLoop(question, cfg, backend, rt.config.prompts, seed=seed, listen=Listeners(on_event, on_token))
     run = loop.run()
     seconds = time.perf_counter() - started
-    cost = Cost.from_ledger(rt.ledger, fixed_phases=PHASES)
     recorder = _recorder(run, seconds)
     recorder.rewrite = rewrite
-    recorder.round_trips = rt.store.round_trips - trips
-    if run.stop_reason == "error" and run.error is not None:
-        from driftgraph.query.failed import error_info
-
-        recorder.extra["error"] = error_info(run.error)
-    context = tree_text(run, backend.count_tokens, cfg)
-    retrieval_id = None
-    if request.store_trace and rt.config.trace.enabled:
-        retrieval_id = write_trace(
-            rt.store,
-            recorder,
-            rt.config.trace,
-            query=request.question,
-            params={**run.limits, "seed": seed, "request": request.model_dump(mode="json")},
-            cost=cost.to_dict(),
-            seed=seed,
-            stop_reason=run.stop_reason,
-            context_tokens=context.tokens,
-        )
-        if retrieval_id is not None:
-            write_steps(rt, retrieval_id, run.steps)
+    error = None
     if run.stop_reason == "error":  # stored with its steps; the caller gets the one-line endpoint error
-        err = run.error or LLMUnavailable("DRIFT: the LLM endpoint failed every call")
-        err.retrieval_id = err.retrieval_id or retrieval_id
-        raise err
-    return DriftResult(
-        mode="drift",
-        question=request.question,
-        answer=run.answer,
-        retrieval_id=retrieval_id,
-        context=context,
-        trace=recorder,
-        cost=cost,
-        stop_reason=run.stop_reason,
+        error = run.error or LLMUnavailable("DRIFT: the LLM endpoint failed every call")
+        recorder.extra["error"] = error_info(error)
+    params = {**run.limits, "seed": seed, "request": request.model_dump(mode="json")}
+    ending = Ending(
+        run.answer,
+        tree_text(run, backend.count_tokens, cfg),
+        run.stop_reason,
+        params,
+        seed=seed,
+        error=error,
+        fixed_phases=PHASES,
+    )
+    return finish(
+        rt,
+        request,
+        recorder,
+        ending,
+        DriftResult,
+        after_write=lambda rid: write_steps(rt, rid, run.steps),
         seed=seed,
         limits=run.limits,
         steps=list(run.steps),
@@ -140,7 +127,7 @@ def _recorder(run: DriftRun, seconds: float) -> Trace:
 
 
 def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
-    """The step tree and each step's INCLUDED edges, in one round trip (``cypher/trace/drift_steps``)."""
+    """The step tree and each step's INCLUDED edges as rows, written in one round trip (``store/traces.py``)."""
 
     def sid(step_id: str | None) -> str | None:
         return None if step_id is None else f"{retrieval_id}:{step_id}"
@@ -174,5 +161,4 @@ def write_steps(rt: Runtime, retrieval_id: str, steps: list[Step]) -> None:
     for key, found in items.items():  # one row per (step, id), the last winning (edges are CREATEd: query/trace.py)
         unique = {(str(row["id"]), str(row["step"])): row for row in found}
         items[key] = [unique[k] for k in sorted(unique)]
-    written = rt.store.run("trace/drift_steps", retrieval_id=retrieval_id, steps=rows, **items)
-    warn_unlinked(retrieval_id, items, written)
+    store_steps(rt.store, retrieval_id, rows, items)

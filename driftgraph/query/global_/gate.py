@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import LLMError, OverBudget
-from driftgraph.query.drift.stop import FIRST_MARGIN, MARGIN, Budget, Reservation
+from driftgraph.query.calls import FIRST_MARGIN, MARGIN, Budget, Reservation
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig

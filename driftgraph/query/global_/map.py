@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import LLMError, OverBudget
 from driftgraph.llm.chat import schema
-from driftgraph.llm.structured import as_int, ask_json
+from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 from driftgraph.query.global_.gate import CallGate, failure
@@ -179,17 +179,8 @@ def run_map(
             {"role": "user", "content": question},
         ]
         try:
-            return ask_json(
-                chat,
-                messages,
-                phase="map",
-                max_tokens=settings.map_max_tokens,
-                json_schema=POINTS_SCHEMA,
-                validate=_parse_points,
-                prompts=rt.config.prompts,
-                repair_retries=settings.repair_retries,
-                gate=gate,
-            )
+            call = JsonCall("map", settings.map_max_tokens, POINTS_SCHEMA, _parse_points, settings.repair_retries)
+            return ask_json(chat, messages, call, rt.config.prompts, gate)
         except (LLMError, OverBudget) as err:
             return err
 

@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import OverBudget
 from driftgraph.prompts import render_prompt
-from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget, fill
+from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
+from driftgraph.query.finish import Ending, error_info, finish
 from driftgraph.query.global_.gate import CallGate
 from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
+from driftgraph.query.global_.result import GlobalResult
 from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
 from driftgraph.query.requests import GlobalQuery
-from driftgraph.query.result import ContextInfo, Cost, GlobalResult
+from driftgraph.query.result import ContextInfo
 from driftgraph.query.standalone import standalone
-from driftgraph.query.trace import Trace, TraceItem, write_trace
+from driftgraph.query.trace import Trace, TraceItem
 
 if TYPE_CHECKING:
     from driftgraph.config import GlobalConfig
@@ -43,7 +45,7 @@ def render_point(point: Point) -> str:
 def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str], None] | None = None) -> GlobalResult:
     """Answer the request's question from the community reports; level/dynamic/seed override the config."""
     settings = request.settings(rt.config)
-    started, trips = time.perf_counter(), rt.store.round_trips
+    started = time.perf_counter()
     # multi-turn: a follow-up is rewritten first (local's history keys); the call counts against the budget
     rewrite, spent = standalone(rt, request.question, request.history, rt.config.local)
     if spent["llm_calls"]:
@@ -78,11 +80,11 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
     if error is not None:  # every rating / map call failed: an endpoint error, not "nothing relevant"
         answer, stop_reason = None, "error"
     else:
-        answer, stop_reason = _answer(rt, settings, question, context, kept, on_token, gate)
+        reduce = _reduce_messages(rt, settings, context.text, question) if kept else None
+        answer, stop_reason = _answer(rt, settings, reduce, on_token, gate)
     _finish_states(selection, batches, points, kept, settings.min_score)
 
     recorder.budget = reduce_budget
-    recorder.round_trips = rt.store.round_trips - trips
     recorder.citations = map_citations(
         (answer or "") if kept else "", "Reports", {sid: r.id for b in batches for sid, r in b.reports}
     )
@@ -129,34 +131,14 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
         "request": request.model_dump(mode="json"),
     }
     if error is not None:
-        from driftgraph.query.failed import error_info
-
         recorder.extra["error"] = error_info(error)
-    rid = None
-    if request.store_trace:
-        rid = write_trace(
-            rt.store,
-            recorder,
-            rt.config.trace,
-            query=request.question,
-            params=params,
-            cost=Cost.from_ledger(rt.ledger).to_dict(),
-            seed=seed,
-            stop_reason=stop_reason,
-            context_tokens=context.tokens,
-        )
-    if error is not None:
-        error.retrieval_id = rid
-        raise error
-    return GlobalResult(
-        mode="global",
-        question=request.question,
-        answer=answer,
-        retrieval_id=rid,
-        context=context,
-        trace=recorder,
-        cost=Cost.from_ledger(rt.ledger),
-        stop_reason=stop_reason,
+    ending = Ending(answer, context, stop_reason, params, seed=seed, error=error)
+    return finish(
+        rt,
+        request,
+        recorder,
+        ending,
+        GlobalResult,
         level=level,
         dynamic=dynamic,
         seed=seed,
@@ -171,22 +153,26 @@ def _budgets(
     window = rt.config.llm.model_context_window
     q = rt.count_tokens(question)
     map_b = derive_budget(
-        window=window,
-        answer_reserve=settings.map_max_tokens,
-        prompt=rt.count_tokens(map_prompt(rt, settings, "")),
-        question=q,
-        history=0,
-        cap=settings.map_cap,
-        override=budget,
+        Demand(
+            window=window,
+            answer_reserve=settings.map_max_tokens,
+            prompt=rt.count_tokens(map_prompt(rt, settings, "")),
+            question=q,
+            history=0,
+            cap=settings.map_cap,
+        ),
+        budget,
     )
     reduce_b = derive_budget(
-        window=window,
-        answer_reserve=settings.answer_reserve,
-        prompt=rt.count_tokens(_reduce_prompt(rt, settings, "")),
-        question=q,
-        history=0,
-        cap=settings.reduce_cap,
-        override=budget,
+        Demand(
+            window=window,
+            answer_reserve=settings.answer_reserve,
+            prompt=rt.count_tokens(_reduce_prompt(rt, settings, "")),
+            question=q,
+            history=0,
+            cap=settings.reduce_cap,
+        ),
+        budget,
     )
     return map_b, reduce_b
 
@@ -245,19 +231,17 @@ def _reduce_messages(rt: Runtime, settings: GlobalConfig, points_text: str, ques
 def _answer(
     rt: Runtime,
     settings: GlobalConfig,
-    question: str,
-    context: ContextInfo,
-    kept: list[Point],
+    messages: list[dict[str, str]] | None,
     on_token: Callable[[str], None] | None,
     gate: CallGate,
 ) -> tuple[str | None, str]:
-    """The reduce, inside the held-back reservation; ``budget`` when the map met the cap (answered anyway)."""
-    if not kept:
+    """The reduce (``messages``; None: no point was kept), inside the held-back reservation; ``budget`` when the
+    map met the cap (answered anyway)."""
+    if messages is None:
         answer = render_prompt("no_data_answer", rt.config.prompts).strip()
         if on_token is not None:
             on_token(answer)
         return answer, "budget" if gate.fired else "no_relevant_points"
-    messages = _reduce_messages(rt, settings, context.text, question)
     try:
         res = gate.reserve(messages)
     except OverBudget:

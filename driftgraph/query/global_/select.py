@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import LLMError, NoReportsError, OverBudget
 from driftgraph.llm.chat import schema
-from driftgraph.llm.structured import as_int, ask_json
+from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
 from driftgraph.query.global_.gate import CallGate
@@ -272,17 +272,9 @@ def _rate(
             max_rating=settings.max_rating,
         )
         try:
-            return ask_json(
-                chat,
-                [{"role": "user", "content": prompt}],
-                phase="rate",
-                max_tokens=32 + 16 * len(batch),
-                json_schema=response,
-                validate=_ratings_validator(len(batch), settings.max_rating),
-                prompts=rt.config.prompts,
-                repair_retries=settings.repair_retries,
-                gate=gate,
-            )
+            validate = _ratings_validator(len(batch), settings.max_rating)
+            call = JsonCall("rate", 32 + 16 * len(batch), response, validate, settings.repair_retries)
+            return ask_json(chat, [{"role": "user", "content": prompt}], call, rt.config.prompts, gate)
         except (LLMError, OverBudget) as err:
             return err
 

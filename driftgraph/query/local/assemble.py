@@ -3,30 +3,35 @@ rendered text is counted exactly, and every included and dropped candidate becom
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.query import tables as render
 from driftgraph.query.budget import Candidate, FillResult, fill
-from driftgraph.query.local import render
 from driftgraph.query.local.entry import EntryResult
-from driftgraph.query.local.route import Route
+from driftgraph.query.local.rank import Ranked
+from driftgraph.query.route import Route
 from driftgraph.query.trace import SOURCES, Trace, TraceItem
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
-    from driftgraph.runtime import Runtime
+    from driftgraph.query.local.run import LocalRun
 
 
-def assemble(
-    rt: Runtime,
-    settings: LocalConfig,
-    entry: EntryResult,
-    candidates: dict[str, list[Candidate]],
-    chosen: Route,
-    budget: int,
-    rec: Trace,
-) -> tuple[str, int, FillResult]:
-    """Fill item by item in the route's order and render; the exact token count never exceeds ``budget``."""
-    count = rt.count_tokens
+@dataclass(frozen=True)
+class Filled:
+    """The rendered context, its exact token count, and what the fill included and dropped."""
+
+    text: str
+    tokens: int
+    result: FillResult
+
+
+def assemble(run: LocalRun, entry: EntryResult, ranked: Ranked, chosen: Route, budget: int) -> Filled:
+    """Fill item by item in the route's order and render; the exact token count never exceeds ``budget``. Every
+    included and dropped candidate (the ranking's drops too) becomes a trace item."""
+    rec, settings, candidates = run.trace, run.settings, ranked.candidates
+    count = run.rt.count_tokens
     note = _note(entry, settings, candidates)
     note_tokens = count(note) if note else 0
     if note_tokens > budget:
@@ -47,7 +52,8 @@ def assemble(
         tokens = count(text)
     if note:
         rec.notes.append(note.strip())
-    return text, tokens, result
+    record_items(rec, result.included, [*ranked.dropped, *result.dropped])
+    return Filled(text, tokens, result)
 
 
 def record_items(rec: Trace, included: list[Candidate], dropped: list[tuple[Candidate, str]]) -> None:

@@ -1,5 +1,8 @@
 """Local search entry points (round trip 1): entity vector hits fused with fulltext hits, chunk vector hits.
 
+``enter(run)`` is the stage: the query, then thresholds and fusion in Python (``select_entry``, pure), then the
+gates the chunk and report hits face, every verdict recorded in the trace.
+
 Entities: vector top ``entity_top_k * entity_oversample``, optionally fused with the entity fulltext index by
 reciprocal rank fusion (RRF); then exclusions, an absolute cosine threshold (``min_similarity``), a threshold
 relative to the best candidate (``relative_similarity``), and the top ``entity_top_k`` by fused score with the
@@ -13,15 +16,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.errors import EntryError, StoreError
+from driftgraph.query.route import thematic_wording
 from driftgraph.query.trace import EntryCandidate
 from driftgraph.store.lucene import STOP_WORDS, WORD, or_query
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
+    from driftgraph.query.local.run import LocalRun
     from driftgraph.store.db import Store
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -52,6 +57,52 @@ class EntryResult:
     strict: bool = False  # off-topic and not a thematic question: chunks/reports must clear min_similarity
     best_entity: float | None = None
     best_chunk: float | None = None
+    seeds: list[str] = field(default_factory=list)  # chunk hits past the gate that seed the second hop
+    report_ids: list[str] = field(default_factory=list)  # report hits past the report gate
+
+    def chunk_gate(self, settings: LocalConfig) -> float:
+        """The similarity a chunk must reach without graph support: the entity threshold when off-topic."""
+        return settings.min_similarity if self.strict else settings.chunk_min_similarity
+
+
+def enter(run: LocalRun) -> EntryResult:
+    """Round trip 1 and every entry verdict in the trace; the result knows its seed chunks and report ids.
+
+    A thematic question names no one thing: its nearest reports enter whatever their cosine."""
+    settings, rec = run.settings, run.trace
+    found = run_entry(run.store, settings, run.vector, run.query, run.exclude)
+    rec.round_trips += 1
+    thematic = thematic_wording(run.query)
+    entry = replace(found, strict=found.off_topic and not thematic)
+    gate = entry.chunk_gate(settings)
+    report_gate = -1.0 if thematic else gate
+    for cand in entry.candidates:
+        rec.add_entry(cand)
+    gates: tuple[tuple[Literal["chunk", "report"], list[ChunkHit], float], ...] = (
+        ("chunk", entry.chunk_hits, gate),
+        ("report", entry.report_hits, report_gate),
+    )
+    for kind, hits, floor in gates:
+        for hit in hits:
+            ok = hit.similarity >= floor
+            reason = None if ok else ("off_topic" if entry.strict else "below_threshold")
+            rec.add_entry(
+                EntryCandidate(
+                    hit.id,
+                    "",
+                    round(hit.similarity, 4),
+                    "kept" if ok else "dropped",
+                    reason,
+                    kind=kind,
+                    similarity=hit.similarity,
+                    vector_rank=hit.rank,
+                )
+            )
+    return replace(
+        entry,
+        seeds=[h.id for h in entry.chunk_hits if h.similarity >= gate][: settings.seed_chunks],
+        report_ids=[h.id for h in entry.report_hits if h.similarity >= report_gate],
+    )
 
 
 def fulltext_query(question: str) -> str:

@@ -14,7 +14,7 @@ its hop number and its path (entity titles from the seed, ``A > B``; ``B ~ B'`` 
 
 With ``ranking: ppr`` and ``ppr.known_relations`` the same query also returns the RELATED edges among the
 entities the search holds by then (entry entities, every link's entity), for the walk
-(``expansion["walk_relations"]``): the relationships the index extracted tie a chain's entities together where
+(``Neighbourhood.walk_relations``): the relationships the index extracted tie a chain's entities together where
 no chunk names two of them, and asking only for the edges among known entities costs no round trip and
 fetches no new mention.
 """
@@ -22,79 +22,75 @@ fetches no new mention.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.query.local.entry import EntryResult
-from driftgraph.query.local.rank import graph_links, idf, score_chunks
+from driftgraph.query.local.neighbourhood import Neighbourhood
+from driftgraph.query.local.rank import idf, score_chunks
 
 if TYPE_CHECKING:
-    from driftgraph.config import LocalConfig
-    from driftgraph.store.db import Store
+    from driftgraph.query.local.rank import ScoredChunk
+    from driftgraph.query.local.run import LocalRun
 
 
-def run_bridge(
-    store: Store,
-    settings: LocalConfig,
-    vector: Sequence[float],
-    entry: EntryResult,
-    expansion: dict[str, Any],
-    seeds: Sequence[str],
-    exclude_ids: Sequence[str],
-    exclude_titles: Sequence[str],
-) -> int:
-    """Extend ``expansion`` in place (``chunks``, ``bridge_links``) hop by hop; returns the round trips taken."""
-    expansion.setdefault("bridge_links", [])
-    expansion.setdefault("walk_relations", [])
+def bridge(run: LocalRun, entry: EntryResult, found: Neighbourhood) -> Neighbourhood:
+    """The neighbourhood grown hop by hop past the second (a new value each hop); each hop is one round trip
+    on the run's trace."""
+    settings = run.settings
     relations = settings.ranking == "ppr" and settings.ppr.known_relations
-    if settings.bridge_frontier <= 0 or not expansion.get("chunks"):
-        return 0
+    if settings.bridge_frontier <= 0 or not found.chunks:
+        return found
     n = max(entry.chunk_count, 1)
     idf_max = math.log(n + 1)
-    gate = settings.min_similarity if entry.strict else settings.chunk_min_similarity
-    expanded = set(seeds)
-    trips = 0
+    gate = entry.chunk_gate(settings)
+    exclusions = run.exclusions(entry.excluded_ids)
+    expanded = set(entry.seeds)
     for hop in range(3, settings.max_hops + 1):
-        scored = {sc.id: sc for sc in score_chunks(expansion, entry, settings)}
+        scored = {sc.id: sc for sc in score_chunks(found, entry, settings)}
         frontier = [
             sc for sc in scored.values() if sc.id not in expanded and (sc.similarity >= gate or sc.support > 0)
         ][: settings.bridge_frontier]
         if not frontier:
             break
         expanded.update(sc.id for sc in frontier)
-        row = store.read(
+        row = run.store.read(
             "query/local_bridge",
-            vector=[float(x) for x in vector],
+            vector=run.vector_list(),
             frontier_ids=[sc.id for sc in frontier],
             known_ids=sorted(scored),
-            exclude_ids=sorted(exclude_ids),
-            exclude_titles=sorted(exclude_titles),
+            exclude_ids=list(exclusions.ids),
+            exclude_titles=list(exclusions.titles),
             max_df=settings.bridge_max_df,
             per_entity=settings.bridge_chunks_per_entity,
             synonyms=settings.bridge_synonyms,
-            known_entity_ids=_known_entities(entry, expansion) if relations else [],
+            known_entity_ids=_known_entities(entry, found) if relations else [],
             relations=relations,
         )[0]
-        trips += 1
-        expansion["walk_relations"].extend(row["relations"])
+        run.trace.round_trips += 1
         if not row["chunks"]:
+            found = found.grown(relations=row["relations"])
             break
         by_id = {sc.id: sc for sc in frontier}
-        for link in row["links"]:
-            via = by_id[link["via"]]
-            title = link["title"] or link["entity"]
-            if link.get("synonym_of"):
-                title = f"{link['synonym_of']['title']} ~ {title}"
-            link["hop"] = hop
-            link["weight"] = idf(link["df"], n) / idf_max * max(via.score, 0.0)
-            link["path"] = f"{via.via} > {title}" if via.via else title
-        expansion["bridge_links"].extend(row["links"])
-        expansion["chunks"].extend(row["chunks"])
-    return trips
+        links = [_weighed(link, by_id[link["via"]], hop, n, idf_max) for link in row["links"]]
+        found = found.grown(chunks=row["chunks"], bridge_links=links, relations=row["relations"])
+    return found
 
 
-def _known_entities(entry: EntryResult, expansion: dict[str, Any]) -> list[str]:
+def _weighed(link: dict[str, Any], via: ScoredChunk, hop: int, n: int, idf_max: float) -> dict[str, Any]:
+    """A bridge link (a new row) with its hop, its support weight and its path of entity titles from the seed."""
+    title = link["title"] or link["entity"]
+    if link.get("synonym_of"):
+        title = f"{link['synonym_of']['title']} ~ {title}"
+    return {
+        **link,
+        "hop": hop,
+        "weight": idf(link["df"], n) / idf_max * max(via.score, 0.0),
+        "path": f"{via.via} > {title}" if via.via else title,
+    }
+
+
+def _known_entities(entry: EntryResult, found: Neighbourhood) -> list[str]:
     """Entry entities and the entity of every link so far (sorted: the query's input does not depend on order)."""
-    links = graph_links(expansion)
+    links = found.links
     named = [link["synonym_of"]["id"] for link in links if link.get("synonym_of")]
     return sorted({e.id for e in entry.entities} | {link["entity"] for link in links} | set(named))

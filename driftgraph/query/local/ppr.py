@@ -22,84 +22,67 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from driftgraph.query.local.entry import EntryResult
-from driftgraph.query.local.rank import graph_links, idf, score_chunks
+from driftgraph.query.local.neighbourhood import Neighbourhood, Row, Walk
+from driftgraph.query.local.rank import idf, score_chunks
 
 if TYPE_CHECKING:
-    from driftgraph.config import LocalConfig, PprConfig
-    from driftgraph.store.db import Store
+    from driftgraph.config import PprConfig
+    from driftgraph.query.local.run import LocalRun
 
 
-@dataclass
-class Walk:
-    """PPR mass per chunk (over the best chunk's, to ``ppr.mass_exponent``: the best has 1.0) and each chunk's
-    shortest route from a seed."""
-
-    mass: dict[str, float] = field(default_factory=dict)
-    depth: dict[str, int] = field(default_factory=dict)
-    via: dict[str, str] = field(default_factory=dict)
-    nodes: int = 0
-    edges: int = 0
-    relations: int = 0  # of the edges, RELATED ones between entities
-    iterations: int = 0
-
-
-def run_ppr(
-    store: Store,
-    settings: LocalConfig,
-    vector: Sequence[float],
-    entry: EntryResult,
-    expansion: dict[str, Any],
-    seeds: Sequence[str],
-    exclude_ids: Sequence[str],
-    exclude_titles: Sequence[str],
-) -> int:
-    """Fetch the neighbourhood (``ppr.fetch``), walk it, store the ``Walk`` in ``expansion["ppr"]``; returns
-    the round trips taken (0 or 1). The frontier leaves out the seed chunks: the expansion already fetched
-    the chunks their rare entities lead to, so a hop further starts from what the second hop found."""
-    cfg = settings.ppr
-    trips = 0
-    mentions: list[dict[str, Any]] = []
-    relations: list[dict[str, Any]] = []
-    if cfg.fetch and expansion.get("chunks"):
-        scored = score_chunks(expansion, entry, settings)
-        seeded = set(seeds)
-        row = store.read(
+def walk_graph(run: LocalRun, entry: EntryResult, found: Neighbourhood) -> Neighbourhood:
+    """Fetch the neighbourhood (``ppr.fetch``: one round trip), walk it; a new neighbourhood holding the ``Walk``.
+    The frontier leaves out the seed chunks: the expansion already fetched the chunks their rare entities lead
+    to, so a hop further starts from what the second hop found."""
+    cfg = run.settings.ppr
+    mentions: Sequence[Row] = ()
+    relations: Sequence[Row] = ()
+    if cfg.fetch and found.chunks:
+        scored = score_chunks(found, entry, run.settings)
+        seeded = set(entry.seeds)
+        exclusions = run.exclusions(entry.excluded_ids)
+        row = run.store.read(
             "query/local_ppr",
-            vector=[float(x) for x in vector],
+            vector=run.vector_list(),
             chunk_ids=sorted({sc.id for sc in scored}),
             frontier_ids=[sc.id for sc in scored if sc.id not in seeded][: cfg.frontier],
-            exclude_ids=sorted(exclude_ids),
-            exclude_titles=sorted(exclude_titles),
+            exclude_ids=list(exclusions.ids),
+            exclude_titles=list(exclusions.titles),
             max_df=cfg.max_df,
             per_entity=cfg.chunks_per_entity,
         )[0]
-        trips = 1
-        expansion["chunks"].extend(row["chunks"])
+        run.trace.round_trips += 1
+        found = found.grown(chunks=row["chunks"])
         mentions, relations = row["mentions"], row["relations"]
-    expansion["ppr"] = walk(expansion, entry, cfg, mentions, [*(expansion.get("walk_relations") or []), *relations])
-    return trips
+    result = walk(found, entry, cfg, mentions, [*found.walk_relations, *relations])
+    run.trace.extra["ppr"] = {
+        "nodes": result.nodes,
+        "edges": result.edges,
+        "relations": result.relations,
+        "iterations": result.iterations,
+    }
+    return found.grown(walk=result)
 
 
 def walk(
-    expansion: dict[str, Any],
+    found: Neighbourhood,
     entry: EntryResult,
     cfg: PprConfig,
-    mentions: Sequence[dict[str, Any]],
-    relations: Sequence[dict[str, Any]],
+    mentions: Sequence[Row],
+    relations: Sequence[Row],
 ) -> Walk:
-    """Build the graph from the expansion's links and the fetched mentions, seed it, iterate (pure)."""
+    """Build the graph from the neighbourhood's links and the fetched mentions, seed it, iterate (pure)."""
     n_chunks = max(entry.chunk_count, 1)
     idf_max = math.log(n_chunks + 1)
     # Neo4j's lists come back in no fixed order; the graph is built from sorted ones, so its node numbering, the
     # power iteration's sums and the routes' tie-breaks are the same on every run
-    chunk_ids = sorted({c["id"] for c in expansion.get("chunks") or []})
-    links = sorted([*graph_links(expansion), *mentions], key=_link_order)  # bridge links name their frontier chunk
+    chunk_ids = sorted({c["id"] for c in found.chunks})
+    links = sorted([*found.links, *mentions], key=_link_order)  # bridge links name their frontier chunk
     relations = sorted(relations, key=lambda rel: (rel["source"], rel["target"]))
     graph = _Graph()
     for cid in chunk_ids:
@@ -132,7 +115,7 @@ def walk(
     return out
 
 
-def _link_order(link: dict[str, Any]) -> tuple[str, str, str, str]:
+def _link_order(link: Row) -> tuple[str, str, str, str]:
     """A total order on links: chunk, entity, the chunk it hopped from, the synonym it crossed."""
     return (link["chunk"], link["entity"], link.get("via") or "", (link.get("synonym_of") or {}).get("id") or "")
 

@@ -16,13 +16,14 @@ fill uses when the full report does not fit); claims: by their entity's rank.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.query import tables as render
 from driftgraph.query.budget import Candidate
-from driftgraph.query.local import render
 from driftgraph.query.local.entry import EntryResult
+from driftgraph.query.local.neighbourhood import Neighbourhood, Row
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
@@ -42,14 +43,15 @@ def idf(df: int, n_chunks: int) -> float:
     return math.log((n_chunks + 1) / (df + 0.5))
 
 
-def rank_all(expansion: dict[str, Any], entry: EntryResult, settings: LocalConfig, count_many: CountMany) -> Ranked:
+def rank_all(found: Neighbourhood, entry: EntryResult, settings: LocalConfig, count_many: CountMany) -> Ranked:
     """Rank every source, render each candidate's row and count its tokens exactly (one batched call)."""
     out = Ranked()
-    _chunks(out, expansion, entry, settings)
-    _entities(out, expansion)
-    _relationships(out, expansion, entry)
-    _reports(out, expansion, settings.report_summary)
-    _claims(out, expansion, entry)
+    x = found.expansion
+    _chunks(out, found, entry, settings)
+    _entities(out, x.entities)
+    _relationships(out, x.relationships, entry)
+    _reports(out, x.reports, settings.report_summary)
+    _claims(out, x.claims, entry)
     everything = [c for items in out.candidates.values() for c in items]
     everything += [c.short for c in everything if c.short is not None]
     for c, n in zip(everything, count_many([c.payload["row"] for c in everything]), strict=True):
@@ -57,7 +59,7 @@ def rank_all(expansion: dict[str, Any], entry: EntryResult, settings: LocalConfi
     return out
 
 
-def _make(source: str, rank: int, item_id: str, score: float, payload: dict[str, Any], hop: str | None) -> Candidate:
+def _make(source: str, rank: int, item_id: str, score: float, payload: Row, hop: str | None) -> Candidate:
     text = render.row(source, rank, payload)
     return Candidate(source, item_id, 0, score, rank=rank, hop=hop, payload={**payload, "row": text})
 
@@ -75,10 +77,10 @@ class ScoredChunk:
     hop: str
     via: str
     depth: int
-    row: dict[str, Any]
+    row: Row
 
 
-def _best_links(links: list[dict[str, Any]], weight: Callable[[dict[str, Any]], float]) -> dict[str, tuple[float, Any]]:
+def _best_links(links: Sequence[Row], weight: Callable[[Row], float]) -> dict[str, tuple[float, Any]]:
     best: dict[str, tuple[float, Any]] = {}
     for link in links:
         w = weight(link)
@@ -87,30 +89,21 @@ def _best_links(links: list[dict[str, Any]], weight: Callable[[dict[str, Any]], 
     return best
 
 
-def graph_links(x: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every chunk-entity link the expansion and the bridge found (seed, entity, then bridge links): the graph
-    that the walk runs on and whose entities the bridge asks RELATED edges for."""
-    return [*(x.get("seed_links") or []), *(x.get("entity_links") or []), *(x.get("bridge_links") or [])]
-
-
-def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[ScoredChunk]:
-    """Every fetched chunk with its score, best first (ties by id); bridge links (``x["bridge_links"]``, from
-    ``multihop``) carry their own weight."""
+def score_chunks(found: Neighbourhood, entry: EntryResult, s: LocalConfig) -> list[ScoredChunk]:
+    """Every fetched chunk with its score, best first (ties by id); bridge links (from ``multihop``) carry their
+    own weight, and the walk's mass (``ranking: ppr``) joins the support."""
     n = max(entry.chunk_count, 1)
     idf_max = math.log(n + 1)
     hit_sim = {h.id: h.similarity for h in entry.chunk_hits}
     ent_sim = {e.id: float(e.similarity or 0.0) for e in entry.entities}
-    seed_support = _best_links(
-        x.get("seed_links") or [], lambda k: idf(k["df"], n) / idf_max * hit_sim.get(k["via"], 0.0)
-    )
-    entity_support = _best_links(
-        x.get("entity_links") or [], lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0)
-    )
-    bridge_support = _best_links(x.get("bridge_links") or [], lambda k: float(k["weight"]))
-    walk = x.get("ppr")  # a ppr.Walk when local.ranking is "ppr": its mass joins the support
+    x = found.expansion
+    seed_support = _best_links(x.seed_links, lambda k: idf(k["df"], n) / idf_max * hit_sim.get(k["via"], 0.0))
+    entity_support = _best_links(x.entity_links, lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0))
+    bridge_support = _best_links(found.bridge_links, lambda k: float(k["weight"]))
+    walk = found.walk
     scored: list[ScoredChunk] = []
     seen: set[str] = set()
-    for c in x.get("chunks") or []:
+    for c in found.chunks:
         if c["id"] in seen:
             continue
         seen.add(c["id"])
@@ -142,10 +135,10 @@ def score_chunks(x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> list[
     return scored
 
 
-def _chunks(out: Ranked, x: dict[str, Any], entry: EntryResult, s: LocalConfig) -> None:
-    gate = s.min_similarity if entry.strict else s.chunk_min_similarity
+def _chunks(out: Ranked, found: Neighbourhood, entry: EntryResult, s: LocalConfig) -> None:
+    gate = entry.chunk_gate(s)
     kept: list[Candidate] = []
-    for sc in score_chunks(x, entry, s):
+    for sc in score_chunks(found, entry, s):
         c = sc.row
         payload = {
             "text": c.get("text") or "",
@@ -163,17 +156,17 @@ def _chunks(out: Ranked, x: dict[str, Any], entry: EntryResult, s: LocalConfig) 
     out.candidates["chunk"] = kept
 
 
-def _entities(out: Ranked, x: dict[str, Any]) -> None:
-    rows = sorted(x.get("entities") or [], key=lambda e: (e["entry_rank"], e["id"]))
+def _entities(out: Ranked, entities: Sequence[Row]) -> None:
+    rows = sorted(entities, key=lambda e: (e["entry_rank"], e["id"]))
     out.candidates["entity"] = [
         _make("entity", i, e["id"], float(e.get("similarity") or 0.0), e, "entry") for i, e in enumerate(rows, start=1)
     ]
 
 
-def _relationships(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
+def _relationships(out: Ranked, relationships: Sequence[Row], entry: EntryResult) -> None:
     order = {e.id: i for i, e in enumerate(entry.entities)}
     rows = sorted(
-        x.get("relationships") or [],
+        relationships,
         key=lambda r: (
             not r["in_network"],
             order.get(r["entity_id"], len(order)),
@@ -193,11 +186,11 @@ def _relationships(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
     out.candidates["relationship"] = kept
 
 
-def _reports(out: Ranked, x: dict[str, Any], summaries: bool) -> None:
-    def score(r: dict[str, Any]) -> float:
+def _reports(out: Ranked, reports: Sequence[Row], summaries: bool) -> None:
+    def score(r: Row) -> float:
         return float(r.get("similarity") or 0.0) + 0.05 * math.log1p(r.get("matched") or 0)
 
-    rows = sorted(x.get("reports") or [], key=lambda r: (-score(r), -(r.get("rank") or 0.0), r["id"]))
+    rows = sorted(reports, key=lambda r: (-score(r), -(r.get("rank") or 0.0), r["id"]))
     kept = []
     for i, r in enumerate(rows, 1):
         c = _make("report", i, r["id"], score(r), r, f"level {r.get('level')}")
@@ -217,15 +210,15 @@ def _reports(out: Ranked, x: dict[str, Any], summaries: bool) -> None:
     out.candidates["report"] = kept
 
 
-def _claims(out: Ranked, x: dict[str, Any], entry: EntryResult) -> None:
+def _claims(out: Ranked, claims: Sequence[Row], entry: EntryResult) -> None:
     order = {e.id: i for i, e in enumerate(entry.entities)}
-    rows = sorted(x.get("claims") or [], key=lambda c: (order.get(c["entity_id"], len(order)), c["id"]))
+    rows = sorted(claims, key=lambda c: (order.get(c["entity_id"], len(order)), c["id"]))
     out.candidates["claim"] = [_make("claim", i, c["id"], 0.0, c, "entity") for i, c in enumerate(rows, start=1)]
 
 
 def rrf_chunks(lists: list[list[Candidate]], k: int) -> list[Candidate]:
     """Chunk candidate lists fused by reciprocal rank (``sum 1 / (k + rank)``, ties by id); the first list's
-    candidate object wins for a chunk both hold. Each payload records its rank in every list (``fused``)."""
+    candidate wins for a chunk both hold. Each (new) candidate's payload records its rank in every list (``fused``)."""
     fused: dict[str, float] = {}
     first: dict[str, Candidate] = {}
     ranks: dict[str, list[int | None]] = {}
@@ -235,9 +228,4 @@ def rrf_chunks(lists: list[list[Candidate]], k: int) -> list[Candidate]:
             first.setdefault(c.id, c)
             ranks.setdefault(c.id, [None] * len(lists))[li] = pos
     order = sorted(fused, key=lambda i: (-fused[i], i))
-    out = []
-    for cid in order:
-        c = first[cid]
-        c.payload = {**(c.payload or {}), "fused": ranks[cid]}
-        out.append(c)
-    return out
+    return [replace(first[cid], payload={**(first[cid].payload or {}), "fused": ranks[cid]}) for cid in order]

@@ -1,193 +1,102 @@
-"""Local search's retrieval stages, each recording what it kept and dropped in the trace: entry points
-(round trip 1), expansion (round trip 2), the hops past the second (personalized PageRank or the bridge), the
-fusion of a rewritten question with the user's own words, the optional reranker and the route.
+"""Local search's retrieval: the graph stages in order, then the three that reorder what they ranked.
 
-``search.build_local_context`` runs them in that order; ranking is ``rank``'s and filling ``assemble``'s.
+``retrieve`` runs entry (round trip 1), expansion (round trip 2), the hops past the second (the bridge, one
+round trip each) and, with ``ranking: ppr``, the walk (plus ``ppr.fetch``'s round trip); ``rank`` ranks every
+source. ``fuse_original`` (a rewritten multi-turn question), ``rerank`` (``local.rerank``) and ``choose_route``
+(the question's shape) follow. Each returns a new value; only the run's trace records as it goes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
 
-from driftgraph.prompts import render_prompt
 from driftgraph.query.budget import Candidate
-from driftgraph.query.local.entry import ChunkHit, EntryResult, run_entry
-from driftgraph.query.local.expand import expansion_params, run_expansion
-from driftgraph.query.local.multihop import run_bridge
-from driftgraph.query.local.ppr import run_ppr
+from driftgraph.query.local.entry import EntryResult, enter
+from driftgraph.query.local.expand import expand
+from driftgraph.query.local.multihop import bridge
+from driftgraph.query.local.neighbourhood import Neighbourhood
+from driftgraph.query.local.ppr import walk_graph
 from driftgraph.query.local.rank import Ranked, rank_all, rrf_chunks
-from driftgraph.query.local.rerank import renumber, rerank_chunks
-from driftgraph.query.local.route import Route, thematic_wording
-from driftgraph.query.local.route import route as choose_route
-from driftgraph.query.trace import EntryCandidate, Trace
-
-if TYPE_CHECKING:
-    from driftgraph.config import LocalConfig
-    from driftgraph.runtime import Runtime
+from driftgraph.query.local.run import LocalRun
+from driftgraph.query.rerank import renumber, rerank_chunks
+from driftgraph.query.route import Route, route
+from driftgraph.query.trace import Trace
 
 
-def prompt(rt: Runtime, name: str, **values: object) -> str:
-    """A prompt file rendered with the deployment's prompt overrides."""
-    return render_prompt(name, rt.config.prompts, **values)
+def retrieve(run: LocalRun) -> tuple[EntryResult, Neighbourhood]:
+    """Entry, expansion, the hops past the second and the walk (each timed on the trace)."""
+    t0 = time.perf_counter()
+    entry = enter(run)  # round trip 1
+    t1 = time.perf_counter()
+    found = expand(run, entry)  # round trip 2
+    found = bridge(run, entry, found)  # round trips 3.. (hops past 2)
+    if run.settings.ranking == "ppr":
+        found = walk_graph(run, entry, found)  # ppr.fetch: one more
+    run.trace.timings.update(entry_s=t1 - t0, expand_s=time.perf_counter() - t1)
+    return entry, found
 
 
-def entry_points(
-    rt: Runtime, settings: LocalConfig, vector: Any, query: str, exclude: Sequence[str], rec: Trace
-) -> tuple[EntryResult, list[str], list[str]]:
-    """EntryResult entities, chunk and report hits with their verdicts; returns the seed chunks and report ids."""
-    entry = run_entry(rt.store, settings, vector, query, exclude)
-    thematic = thematic_wording(query)
-    entry.strict = entry.off_topic and not thematic
-    gate = settings.min_similarity if entry.strict else settings.chunk_min_similarity
-    # A thematic question names no one thing: its nearest reports enter whatever their cosine.
-    report_gate = -1.0 if thematic else gate
-    for cand in entry.candidates:
-        rec.add_entry(cand)
-    gates: tuple[tuple[Literal["chunk", "report"], list[ChunkHit], float], ...] = (
-        ("chunk", entry.chunk_hits, gate),
-        ("report", entry.report_hits, report_gate),
-    )
-    for kind, hits, floor in gates:
-        for hit in hits:
-            ok = hit.similarity >= floor
-            reason = None if ok else ("off_topic" if entry.strict else "below_threshold")
-            rec.add_entry(
-                EntryCandidate(
-                    hit.id,
-                    "",
-                    round(hit.similarity, 4),
-                    "kept" if ok else "dropped",
-                    reason,
-                    kind=kind,
-                    similarity=hit.similarity,
-                    vector_rank=hit.rank,
-                )
-            )
-    seeds = [h.id for h in entry.chunk_hits if h.similarity >= gate][: settings.seed_chunks]
-    report_ids = [h.id for h in entry.report_hits if h.similarity >= report_gate]
-    return entry, seeds, report_ids
+def rank(run: LocalRun, entry: EntryResult, found: Neighbourhood) -> Ranked:
+    """Every source ranked, its rows rendered and counted (``rank.py``)."""
+    return rank_all(found, entry, run.settings, run.rt.count_many)
 
 
-def expand(
-    rt: Runtime,
-    settings: LocalConfig,
-    vector: Any,
-    entry: EntryResult,
-    seeds: list[str],
-    report_ids: list[str],
-    exclude: Sequence[str],
-    rec: Trace,
-) -> Any:
-    """One expansion query around the entry points (second hop included)."""
-    params = expansion_params(
-        settings,
-        vector,
-        [e.id for e in entry.entities],
-        seeds,
-        [h.id for h in entry.chunk_hits],
-        report_ids,
-        exclude,
-        entry.excluded_ids,
-    )
-    expansion, expand_trips = run_expansion(rt.store, params)
-    # counted here, not from the store's shared counter: DRIFT runs several of these at once
-    rec.round_trips = 1 + expand_trips
-    return expansion
-
-
-def bridge(
-    rt: Runtime,
-    settings: LocalConfig,
-    vector: Any,
-    entry: EntryResult,
-    expansion: dict[str, Any],
-    seeds: list[str],
-    exclude: Sequence[str],
-    rec: Trace,
-) -> None:
-    """Hops past the second: the best chunks not yet hopped from seed the next hop (``multihop``, up to
-    ``max_hops``); with ``ranking: ppr`` a personalized PageRank walk then ranks everything found, the bridge's
-    links included (``ppr``; ``ppr.fetch`` adds one neighbourhood fetch before it). Without the bridge the walk
-    only sees two hops: the second hop's rare entities lead nowhere further."""
-    exclude_ids = sorted({*entry.excluded_ids, *exclude})
-    exclude_titles = sorted({e.lower() for e in exclude})
-    trips = run_bridge(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
-    if settings.ranking == "ppr":
-        trips += run_ppr(rt.store, settings, vector, entry, expansion, seeds, exclude_ids, exclude_titles)
-        walk = expansion["ppr"]
-        rec.extra["ppr"] = {
-            "nodes": walk.nodes,
-            "edges": walk.edges,
-            "relations": walk.relations,
-            "iterations": walk.iterations,
-        }
-    rec.round_trips += trips
-
-
-def fuse_original(
-    rt: Runtime,
-    settings: LocalConfig,
-    question: str,
-    query: str,
-    exclude: Sequence[str],
-    ranked: Ranked,
-    rec: Trace,
-) -> None:
+def fuse_original(run: LocalRun, ranked: Ranked) -> Ranked:
     """A rewritten question may lose what the user's own words found: retrieve for the original too and fuse
     the two chunk rankings by reciprocal rank (RRF, ``rrf_k``). Only when a rewrite changed the question."""
-    if query == question:
-        return
-    side = Trace(mode="local", question=question)  # the original's entry verdicts stay out of the trace
-    vector = rt.embed([question], phase="embed")[0]
-    entry, seeds, report_ids = entry_points(rt, settings, vector, question, exclude, side)
-    expansion = expand(rt, settings, vector, entry, seeds, report_ids, exclude, side)
-    bridge(rt, settings, vector, entry, expansion, seeds, exclude, side)
-    original = rank_all(expansion, entry, settings, rt.count_many)
+    if run.query == run.question:
+        return ranked
+    side = Trace(mode="local", question=run.question)  # the original's entry verdicts stay out of the trace
+    vector = run.rt.embed([run.question], phase="embed")[0]
+    side_run = replace(run, query=run.question, vector=vector, trace=side)
+    original = rank(side_run, *retrieve(side_run))
     rewritten = ranked.candidates.get("chunk", [])
-    fused = rrf_chunks([rewritten, original.candidates.get("chunk", [])], settings.rrf_k)
-    ranked.candidates["chunk"] = renumber(fused, rt.count_many)
+    fused = rrf_chunks([rewritten, original.candidates.get("chunk", [])], run.settings.rrf_k)
+    rec = run.trace
     rec.round_trips += side.round_trips
     rec.extra["fusion"] = {
-        "queries": [query, question],
+        "queries": [run.query, run.question],
         "chunks": [len(rewritten), len(original.candidates.get("chunk", []))],
         "fused": len(fused),
     }
     rec.notes.append("chunks of the rewritten and the original question fused by reciprocal rank")
+    return _with_chunks(ranked, renumber(fused, run.rt.count_many))
 
 
-def rerank(rt: Runtime, settings: LocalConfig, query: str, candidates: dict[str, list[Candidate]], rec: Trace) -> None:
+def rerank(run: LocalRun, ranked: Ranked) -> Ranked:
     """The configured reranker reorders the best chunk candidates (no call with provider ``none``)."""
-    cfg = settings.rerank
-    if cfg.provider == "none" or not candidates.get("chunk"):
-        return
+    cfg = run.settings.rerank
+    chunks = ranked.candidates.get("chunk")
+    if cfg.provider == "none" or not chunks:
+        return ranked
     t0 = time.perf_counter()
     from driftgraph.llm.tokenizer import truncate_tokens
 
-    encoding = rt.config.tokenizer.encoding
-    chunks = rerank_chunks(
-        candidates["chunk"],
-        query,
-        cfg,
-        lambda text, n: truncate_tokens(text, n, encoding),
-        rt.chat,
-        lambda name, **v: prompt(rt, name, **v),
+    encoding = run.rt.config.tokenizer.encoding
+    reordered = rerank_chunks(
+        chunks, run.query, cfg, lambda text, n: truncate_tokens(text, n, encoding), run.rt.chat, run.prompt
     )
-    candidates["chunk"] = renumber(chunks, rt.count_many)
-    rec.timings["rerank_s"] = time.perf_counter() - t0
-    rec.notes.append(f"chunks reranked by {cfg.provider} (top {min(cfg.top_n, len(chunks))} of {len(chunks)})")
+    run.trace.timings["rerank_s"] = time.perf_counter() - t0
+    run.trace.notes.append(
+        f"chunks reranked by {cfg.provider} (top {min(cfg.top_n, len(reordered))} of {len(reordered)})"
+    )
+    return _with_chunks(ranked, renumber(reordered, run.rt.count_many))
 
 
-def route(rt: Runtime, settings: LocalConfig, query: str, entry: EntryResult) -> Route:
-    """The question's shape: which sources go first and which floors hold."""
-    return choose_route(
-        query,
+def choose_route(run: LocalRun, entry: EntryResult) -> Route:
+    """The question's shape: which sources go first and which floors hold (``query/route.py``)."""
+    return route(
+        run.query,
         entry.entities,
-        settings,
+        run.settings,
         None,
-        rt.chat() if settings.llm_router else None,
-        lambda q, ents: prompt(
-            rt, "route_question", question=q, entities=", ".join(e.title for e in ents[:10]) or "none"
+        run.rt.chat() if run.settings.llm_router else None,
+        lambda q, ents: run.prompt(
+            "route_question", question=q, entities=", ".join(e.title for e in ents[:10]) or "none"
         ),
     )
+
+
+def _with_chunks(ranked: Ranked, chunks: list[Candidate]) -> Ranked:
+    return replace(ranked, candidates={**ranked.candidates, "chunk": chunks})

@@ -1,47 +1,61 @@
-"""Local search (README "Local search"): rewrite -> budget -> entry -> expansion -> route -> fill -> answer.
+"""Local search (docs: concepts/modes): rewrite -> budget -> entry -> expansion -> bridge/walk -> rank -> route ->
+fill -> answer.
 
 Two entry points, both taking a ``Runtime``:
 
-* ``build_local_context(rt, question, settings, ...) -> LocalContext``: retrieval and assembly only, no chat
-  call unless a rewrite or the LLM router is needed. Benchmarks and DRIFT's steps (with DRIFT's own
-  ``drift.local`` settings) call this.
-* ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer, the citation check and the
-  stored trace.
+* ``build_local_context(rt, LocalAsk, settings) -> LocalContext``: retrieval and assembly only, no chat call
+  unless a rewrite or the LLM router is needed. Benchmarks and DRIFT's steps (with DRIFT's own ``drift.local``
+  settings) call this.
+* ``local_search(rt, LocalQuery) -> LocalResult``: the context plus the answer and the citation check, ended
+  through ``query/finish.py`` (trace stored, result built).
 
-The stages live in ``retrieve`` (entry, expansion, hops, fusion, rerank, route) and ``assemble`` (the fill);
-ranking is ``rank``'s. Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the
-second (the bridge, ``local.max_hops``, default 3) and one with ``ppr.fetch`` (the neighbourhood of the best
-candidates); the default ``ranking: ppr`` walks everything they found. The trace write is one more.
+``build_local_context`` reads top to bottom: each stage is a function of the ``LocalRun`` (``run.py``) that
+returns a new typed value. Retrieval costs two Bolt round trips (entry, expansion) plus one per hop past the
+second (the bridge, ``local.max_hops``, default 3) and one with ``ppr.fetch``; the default ``ranking: ppr``
+walks everything they found. A stored question adds the trace write (and, on an Engine's first question, the
+schema check): the trace's ``round_trips`` counts every statement.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import QuestionError
 from driftgraph.prompts import render_prompt
-from driftgraph.query.budget import BudgetBreakdown, Candidate, derive_budget
+from driftgraph.query import tables
+from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget
 from driftgraph.query.citations import check_local
+from driftgraph.query.finish import Ending, finish
 from driftgraph.query.history import validate_history
-from driftgraph.query.local import render, retrieve
-from driftgraph.query.local.assemble import assemble, record_items
-from driftgraph.query.local.rank import rank_all
-from driftgraph.query.local.rewrite import history_text, rewrite_question
+from driftgraph.query.local.assemble import assemble
+from driftgraph.query.local.retrieve import choose_route, fuse_original, rank, rerank, retrieve
+from driftgraph.query.local.run import LocalRun
 from driftgraph.query.requests import LocalQuery, check_question
-from driftgraph.query.result import ContextInfo, Cost, LocalResult
-from driftgraph.query.trace import SOURCES, Trace, write_trace
+from driftgraph.query.result import ContextInfo, LocalResult
+from driftgraph.query.rewrite import Rewrite, history_text, rewrite_question
+from driftgraph.query.trace import SOURCES, Trace
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from driftgraph.config import LocalConfig
     from driftgraph.runtime import Runtime
 
 MESSAGE_OVERHEAD = 7  # chat-format tokens of a system + a user message
 NO_HISTORY = "(none)"
+
+
+@dataclass(frozen=True)
+class LocalAsk:
+    """One context to build: the question, and optionally a fixed budget (benchmarks), history turns
+    (``{role, content}``), entity titles or ids that must never enter, and the query's vector (skips embedding)."""
+
+    question: str
+    budget: int | None = None
+    history: Sequence[Mapping[str, str]] | None = None
+    exclude: Sequence[str] = ()
+    query_vector: Any = None
 
 
 @dataclass
@@ -64,71 +78,46 @@ class LocalContext:
         return [c.id for c in self.included if c.source == "chunk"]
 
 
-def build_local_context(
-    rt: Runtime,
-    question: str,
-    settings: LocalConfig,
-    *,
-    budget: int | None = None,
-    history: Sequence[dict[str, str]] | None = None,
-    exclude: Sequence[str] = (),
-    query_vector: np.ndarray | None = None,
-) -> LocalContext:
-    """Retrieve and assemble a context for ``question`` within the budget; records the trace.
-
-    ``budget`` fixes the context size (benchmarks); otherwise it is derived from the deployment.
-    ``history`` is a list of ``{role, content}`` turns; ``exclude`` entity titles or ids never enter;
-    ``query_vector`` skips embedding the (standalone) question.
-    """
-    question = check_question(question)
+def build_local_context(rt: Runtime, ask: LocalAsk, settings: LocalConfig) -> LocalContext:
+    """Retrieve and assemble a context for the question within the budget; records the trace."""
+    question = check_question(ask.question)
     rec = Trace(mode="local", question=question)
-    query, hist = _standalone_query(rt, question, settings, history, rec)
-    breakdown = _derive_budget(rt, settings, query, hist, budget)
-    rec.budget = breakdown
+    rec.rewrite, hist = _standalone(rt, question, settings, ask.history)
+    query = rec.rewrite.query if rec.rewrite else question
+    rec.budget = breakdown = _derive_budget(rt, settings, query, hist, ask.budget)
     t0 = time.perf_counter()
-    vector = query_vector if query_vector is not None else rt.embed([query], phase="embed")[0]
+    vector = ask.query_vector if ask.query_vector is not None else rt.embed([query], phase="embed")[0]
+    run = LocalRun(rt, settings, question, query, vector, tuple(ask.exclude), rec)
     t1 = time.perf_counter()
-    entry, seeds, report_ids = retrieve.entry_points(rt, settings, vector, query, exclude, rec)  # round trip 1
+    entry, found = retrieve(run)  # round trips 1, 2, 3..
     t2 = time.perf_counter()
-    expansion = retrieve.expand(rt, settings, vector, entry, seeds, report_ids, exclude, rec)  # round trip 2
-    retrieve.bridge(rt, settings, vector, entry, expansion, seeds, exclude, rec)  # round trips 3.. (hops past 2)
-    t3 = time.perf_counter()
-    ranked = rank_all(expansion, entry, settings, rt.count_many)
-    retrieve.fuse_original(rt, settings, question, query, exclude, ranked, rec)  # multi-turn: both questions' chunks
-    retrieve.rerank(rt, settings, query, ranked.candidates, rec)  # optional: local.rerank.provider
+    ranked = rank(run, entry, found)
+    ranked = fuse_original(run, ranked)  # multi-turn: both questions' chunks
+    ranked = rerank(run, ranked)  # optional: local.rerank.provider
     rec.absent_sources = [s for s in SOURCES if not entry.present.get(s, False)]
-    rec.route = chosen = retrieve.route(rt, settings, query, entry)
-    text, tokens, result = assemble(rt, settings, entry, ranked.candidates, chosen, breakdown.context, rec)
-    t4 = time.perf_counter()
-    record_items(rec, result.included, [*ranked.dropped, *result.dropped])
-    rec.timings.update(
-        {
-            "embed_s": t1 - t0,
-            "entry_s": t2 - t1,
-            "expand_s": t3 - t2,
-            "assemble_s": t4 - t3,
-            "retrieval_assembly_s": t4 - t1,
-        }
-    )
+    rec.route = route = choose_route(run, entry)
+    filled = assemble(run, entry, ranked, route, breakdown.context)
+    t3 = time.perf_counter()
+    rec.timings.update(embed_s=t1 - t0, assemble_s=t3 - t2, retrieval_assembly_s=t3 - t1)
     return LocalContext(
         question=question,
         query=query,
-        text=text,
-        tokens=tokens,
+        text=filled.text,
+        tokens=filled.tokens,
         budget=breakdown,
         recorder=rec,
-        included=list(result.included),
-        id_map=render.id_map(result.included),
+        included=list(filled.result.included),
+        id_map=tables.id_map(filled.result.included),
         history_text=hist,
     )
 
 
-def _standalone_query(
-    rt: Runtime, question: str, settings: LocalConfig, history: Sequence[dict[str, str]] | None, rec: Trace
-) -> tuple[str, str]:
-    """The question as a standalone query (rewritten only when history is given) and the history text."""
+def _standalone(
+    rt: Runtime, question: str, settings: LocalConfig, history: Sequence[Mapping[str, str]] | None
+) -> tuple[Rewrite | None, str]:
+    """The rewrite (only when history is given: None without) and the history text."""
     count = rt.count_tokens
-    turns = validate_history(list(history)) if history else []
+    turns = validate_history([dict(t) for t in history]) if history else []
     hist = history_text(turns, settings, count, question) if turns else ""
     # the question alone must fit before anything is spent on it
     window = rt.config.llm.model_context_window
@@ -137,24 +126,25 @@ def _standalone_query(
             f"the question ({count(question)} tokens) does not fit the model window ({window} tokens, "
             f"llm.model_context_window) with the answer reserve ({settings.answer_reserve})"
         )
-    rw = rewrite_question(question, hist, rt.chat, lambda name, **v: retrieve.prompt(rt, name, **v))
-    rec.rewrite = rw if turns else None
-    return rw.query, hist
+    rw = rewrite_question(question, hist, rt.chat, lambda name, **v: render_prompt(name, rt.config.prompts, **v))
+    return (rw if turns else None), hist
 
 
 def _derive_budget(rt: Runtime, settings: LocalConfig, query: str, hist: str, budget: int | None) -> BudgetBreakdown:
     """The context budget from the deployment: window - answer reserve - prompt - question - history."""
     count = rt.count_tokens
     # without history the answer prompt says "(none)" there; with history its tokens are the history term
-    system = retrieve.prompt(rt, "local_search", context_data="", history="" if hist else NO_HISTORY)
+    system = render_prompt("local_search", rt.config.prompts, context_data="", history="" if hist else NO_HISTORY)
     return derive_budget(
-        window=rt.config.llm.model_context_window,
-        answer_reserve=settings.answer_reserve,
-        prompt=count(system) + MESSAGE_OVERHEAD,
-        question=count(query),
-        history=count(hist),
-        cap=settings.context_cap,
-        override=budget,
+        Demand(
+            window=rt.config.llm.model_context_window,
+            answer_reserve=settings.answer_reserve,
+            prompt=count(system) + MESSAGE_OVERHEAD,
+            question=count(query),
+            history=count(hist),
+            cap=settings.context_cap,
+        ),
+        budget,
     )
 
 
@@ -168,45 +158,21 @@ def local_search(
     """Answer the request's question (or, with ``context_only``, only assemble the context); store the trace."""
     settings = request.settings(rt.config)
     history = [t.model_dump() for t in request.history]
-    ctx = build_local_context(
-        rt, request.question, settings, budget=request.budget, history=history, exclude=request.exclude
-    )
-    rec = ctx.recorder
+    ask = LocalAsk(request.question, budget=request.budget, history=history, exclude=request.exclude)
+    ctx = build_local_context(rt, ask, settings)
     answer = None if request.context_only else _answer(rt, ctx, settings, on_token)
-    cost = Cost.from_ledger(rt.ledger)
     stop = "context_only" if request.context_only else ("no_data" if not ctx.included else "answered")
-    rid = None
-    if request.store_trace:
-        run_params = {
-            **settings.model_dump(mode="json"),
-            "budget": request.budget,
-            "route": request.route,
-            "exclude": list(request.exclude),
-            "context_only": request.context_only,
-            "history_turns_given": len(history),
-            "request": request.model_dump(mode="json"),
-        }
-        rid = write_trace(
-            rt.store,
-            rec,
-            rt.config.trace,
-            query=request.question,
-            params=run_params,
-            cost=cost.to_dict(),
-            stop_reason=stop,
-            context_tokens=ctx.tokens,
-            parent_id=parent_id,
-        )
-    return LocalResult(
-        mode="local",
-        question=request.question,
-        answer=answer,
-        retrieval_id=rid,
-        context=ContextInfo(ctx.text, ctx.tokens, ctx.budget.context),
-        trace=rec,
-        cost=cost,
-        stop_reason=stop,
-    )
+    params = {
+        **settings.model_dump(mode="json"),
+        "budget": request.budget,
+        "route": request.route,
+        "exclude": list(request.exclude),
+        "context_only": request.context_only,
+        "history_turns_given": len(history),
+        "request": request.model_dump(mode="json"),
+    }
+    context = ContextInfo(ctx.text, ctx.tokens, ctx.budget.context)
+    return finish(rt, request, ctx.recorder, Ending(answer, context, stop, params, parent_id=parent_id), LocalResult)
 
 
 def _answer(rt: Runtime, ctx: LocalContext, settings: LocalConfig, on_token: Callable[[str], None] | None) -> str:

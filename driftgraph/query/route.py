@@ -20,9 +20,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from driftgraph.query.trace import EntryCandidate
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from driftgraph.config import LocalConfig
@@ -44,6 +42,17 @@ _RELATIONAL = re.compile(
     r"versus|vs\.?|differ(ence|s)?|in common|both)\b",
     re.IGNORECASE,
 )
+
+
+class EntryEntity(Protocol):
+    """What the rule reads of a kept entry entity (``query.trace.EntryCandidate`` is one): the trace imports the
+    route's type, so the route names only the fields it needs."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def similarity(self) -> float | None: ...
 
 
 def thematic_wording(question: str) -> bool:
@@ -101,7 +110,7 @@ def floors_for(shape: str, settings: LocalConfig) -> dict[str, int]:
     return {k: v for k, v in floors.items() if v > 0}
 
 
-def classify(question: str, entities: Sequence[EntryCandidate]) -> tuple[str, str, bool]:
+def classify(question: str, entities: Sequence[EntryEntity]) -> tuple[str, str, bool]:
     """(shape, reason, confident) from the wording and the kept entry entities."""
     strong = [e for e in entities if e.similarity is not None]
     if _THEMATIC.search(question):
@@ -116,7 +125,7 @@ def classify(question: str, entities: Sequence[EntryCandidate]) -> tuple[str, st
 
 def route(
     question: str,
-    entities: Sequence[EntryCandidate],
+    entities: Sequence[EntryEntity],
     settings: LocalConfig,
     override: str | None,
     chat: ChatClient | None,

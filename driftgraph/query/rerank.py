@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import ReplyFormatError, RerankError
 from driftgraph.llm.jsonreply import extract_json_object
+from driftgraph.query import tables as render_rows
 from driftgraph.query.budget import Candidate
-from driftgraph.query.local import render as render_rows
 
 if TYPE_CHECKING:
     from driftgraph.config import RerankConfig
