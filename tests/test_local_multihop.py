@@ -122,6 +122,21 @@ def test_the_third_hop_comes_from_the_chunk_the_second_hop_found(chain) -> None:
     assert ctx.recorder.to_dict()["items"][0].get("depth") is not None  # in the stored JSON too
 
 
+def test_the_bridge_grows_a_new_neighbourhood_and_leaves_the_expansion_as_read(chain) -> None:
+    """The stages hand typed values on: the bridge's links are new rows with their hop, weight and path; the
+    expansion's own rows stay as the database returned them (nothing is written into a row a stage was given)."""
+    ctx = _context(chain, max_hops=3)
+    assert ctx.state is not None
+    found, added = ctx.state.found, {"hop", "weight", "path"}
+    assert [link["chunk"] for link in found.bridge_links] == ["t1"]
+    assert all(added <= set(link) for link in found.bridge_links)
+    assert not any(added & set(row) for row in (*found.expansion.seed_links, *found.expansion.entity_links))
+    assert {c["id"] for c in found.expansion.chunks} == {"t2", "t3"}  # round trip 2's answer, as it came
+    assert [c["id"] for c in found.more_chunks] == ["t1"]  # what the bridge added, beside it
+    assert {c["id"] for c in found.chunks} == {"t1", "t2", "t3"} and ctx.state.route == ctx.recorder.route
+    assert [c.id for c in ctx.state.ranked.candidates["chunk"]] == ["t3", "t2", "t1"]
+
+
 def test_the_hop_limit_holds_and_costs_no_round_trip(chain) -> None:
     ctx = _context(chain, max_hops=2)
     assert "t1" not in {i.id for i in ctx.recorder.items}

@@ -31,11 +31,15 @@ from driftgraph.query.citations import check_local
 from driftgraph.query.finish import Ending, finish
 from driftgraph.query.history import validate_history
 from driftgraph.query.local.assemble import assemble
+from driftgraph.query.local.entry import EntryResult
+from driftgraph.query.local.neighbourhood import Neighbourhood
+from driftgraph.query.local.rank import Ranked
 from driftgraph.query.local.retrieve import choose_route, fuse_original, rank, rerank, retrieve
 from driftgraph.query.local.run import LocalRun
 from driftgraph.query.requests import LocalQuery, check_question
 from driftgraph.query.result import ContextInfo, LocalResult
 from driftgraph.query.rewrite import Rewrite, history_text, rewrite_question
+from driftgraph.query.route import Route
 from driftgraph.query.trace import SOURCES, Trace
 
 if TYPE_CHECKING:
@@ -58,6 +62,17 @@ class LocalAsk:
     query_vector: Any = None
 
 
+@dataclass(frozen=True)
+class LocalState:
+    """What the stages found, kept for inspection (benchmarks, diagnostics): the entry verdicts with seed chunks
+    and report ids, the neighbourhood (expansion, bridge, walk), every source ranked, and the route."""
+
+    entry: EntryResult
+    found: Neighbourhood
+    ranked: Ranked
+    route: Route
+
+
 @dataclass
 class LocalContext:
     """An assembled local-search context and everything needed to answer from it and explain it."""
@@ -71,6 +86,7 @@ class LocalContext:
     included: list[Candidate] = field(default_factory=list)
     id_map: dict[str, dict[int, str]] = field(default_factory=dict)
     history_text: str = ""
+    state: LocalState | None = None
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -109,6 +125,7 @@ def build_local_context(rt: Runtime, ask: LocalAsk, settings: LocalConfig) -> Lo
         included=list(filled.result.included),
         id_map=tables.id_map(filled.result.included),
         history_text=hist,
+        state=LocalState(entry, found, ranked, route),
     )
 
 
