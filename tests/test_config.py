@@ -147,3 +147,43 @@ def test_the_dead_key_check_is_by_dotted_path_and_can_fail():
     sources = {k: v for k, v in sources.items() if k == path or "serve.port" not in v}
     read, _ = config_reads(Config, sources)
     assert "serve.port" not in read and "serve.host" in read
+
+
+def _undescribed(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Dotted paths of the fields of ``model`` and of every model nested in it (also as a dict's or list's values)
+    whose ``Field`` has no description."""
+    import typing
+
+    out: list[str] = []
+    for name, field in model.model_fields.items():
+        key = prefix + (field.alias or name)
+        if not (field.description or "").strip():
+            out.append(key)
+        for t in (field.annotation, *typing.get_args(field.annotation)):
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                out += _undescribed(t, key + ".")
+    return out
+
+
+def test_every_config_field_has_a_description():
+    """The configuration reference (docs/hooks/reference.py) prints each key's Field description: a key added
+    without one fails here, not as an empty cell on the docs site."""
+    from pydantic import Field
+
+    assert not _undescribed(Config), f"config fields without a Field(description=...): {_undescribed(Config)}"
+
+    # the walk reaches nested sections, aliases and models held in a dict, and flags blank text
+    class _Price(BaseModel):
+        usd: float = Field(0.0, description="cost")
+        bare: float = 0.0
+
+    class _Inner(BaseModel):
+        ok: int = Field(1, description="fine")
+        blank: int = Field(1, description="  ")
+
+    class _Outer(BaseModel):
+        inner: _Inner = Field(_Inner(), description="a section")
+        plain: _Inner = _Inner()
+        prices: dict[str, _Price] = Field(default_factory=dict, alias="price_table", description="by name")
+
+    assert _undescribed(_Outer) == ["inner.blank", "plain", "plain.blank", "price_table.bare"]

@@ -75,20 +75,22 @@ __all__ = [
 
 
 class Config(_Section):
-    neo4j: Neo4jConfig = Neo4jConfig()
-    llm: LLMConfig = LLMConfig()
-    embeddings: EmbeddingsConfig = EmbeddingsConfig()
-    tokenizer: TokenizerConfig = TokenizerConfig()
-    prompts: PromptsConfig = PromptsConfig()
-    index: IndexConfig = IndexConfig()
-    synonyms: SynonymsConfig = SynonymsConfig()
-    local: LocalConfig = LocalConfig()
-    trace: TraceConfig = TraceConfig()
-    global_: GlobalConfig = Field(GlobalConfig(), alias="global")
-    basic: BasicConfig = BasicConfig()
-    drift: DriftConfig = DriftConfig()
-    import_: ImportConfig = Field(ImportConfig(), alias="import")
-    serve: ServeConfig = ServeConfig()
+    """Every setting of driftgraph, one section per concern (``driftgraph.yaml``)."""
+
+    neo4j: Neo4jConfig = Field(Neo4jConfig(), description="the Neo4j server and the local launcher")
+    llm: LLMConfig = Field(LLMConfig(), description="the chat model endpoint")
+    embeddings: EmbeddingsConfig = Field(EmbeddingsConfig(), description="the embedding model")
+    tokenizer: TokenizerConfig = Field(TokenizerConfig(), description="token counting")
+    prompts: PromptsConfig = Field(PromptsConfig(), description="edited prompt files")
+    index: IndexConfig = Field(IndexConfig(), description="driftgraph index: building a graph from documents")
+    synonyms: SynonymsConfig = Field(SynonymsConfig(), description="synonym edges between look-alike entity names")
+    local: LocalConfig = Field(LocalConfig(), description="local search")
+    trace: TraceConfig = Field(TraceConfig(), description="the retrieval trace stored in Neo4j")
+    global_: GlobalConfig = Field(GlobalConfig(), alias="global", description="global search over community reports")
+    basic: BasicConfig = Field(BasicConfig(), description="basic search: vector top chunks")
+    drift: DriftConfig = Field(DriftConfig(), description="DRIFT search")
+    import_: ImportConfig = Field(ImportConfig(), alias="import", description="driftgraph import-graphrag")
+    serve: ServeConfig = Field(ServeConfig(), description="the HTTP API, OpenAI-compatible endpoint and MCP server")
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

@@ -10,8 +10,8 @@ from driftgraph.config.section import _Section
 class ModelPrice(_Section):
     """USD per million tokens of one chat model (``index --estimate``)."""
 
-    prompt: float = Field(ge=0)
-    completion: float = Field(ge=0)
+    prompt: float = Field(ge=0, description="USD per million prompt (input) tokens")
+    completion: float = Field(ge=0, description="USD per million completion (output) tokens")
 
 
 def _default_prices() -> dict[str, ModelPrice]:
@@ -29,28 +29,47 @@ def _default_prices() -> dict[str, ModelPrice]:
 class IndexConfig(_Section):
     """``driftgraph index DIR``: loading, chunking, extraction, summaries, communities, reports, cache."""
 
-    extensions: list[str] = Field(default_factory=lambda: ["txt", "md", "csv", "json", "jsonl"])
-    csv_text_column: str = "text"
-    json_text_field: str = "text"
+    extensions: list[str] = Field(
+        default_factory=lambda: ["txt", "md", "csv", "json", "jsonl"],
+        description="file extensions read from the input folder; other files are ignored",
+    )
+    csv_text_column: str = Field("text", description="CSV column holding a row's text; other columns become metadata")
+    json_text_field: str = Field(
+        "text", description="JSON/JSONL field holding a record's text; other scalar fields become metadata"
+    )
     max_file_bytes: int = Field(10_000_000, ge=1, description="larger files are skipped with a warning")
     chunk_size: int = Field(1200, ge=16, le=100_000, description="tokens per chunk")
     chunk_overlap: int = Field(100, ge=0, description="tokens shared by neighbouring chunks")
-    entity_types: list[str] = Field(default_factory=lambda: ["organization", "person", "geo", "event"])
+    entity_types: list[str] = Field(
+        default_factory=lambda: ["organization", "person", "geo", "event"],
+        description="entity types the extraction prompt asks for",
+    )
     max_gleanings: int = Field(1, ge=0, le=10, description="extra 'anything missed?' rounds per chunk")
-    extract_max_tokens: int = Field(4000, ge=64)
-    claims: bool = False
-    claim_description: str = "Any claims or facts that could be relevant to information discovery."
+    extract_max_tokens: int = Field(4000, ge=64, description="output cap of one extraction, gleaning or claims call")
+    claims: bool = Field(False, description="also extract claims (one more LLM call per chunk)")
+    claim_description: str = Field(
+        "Any claims or facts that could be relevant to information discovery.",
+        description="claims: what counts as a claim, as told to the claims prompt",
+    )
     description_max_tokens: int = Field(500, ge=16, description="merged descriptions above this are summarised")
-    summarize_input_max_tokens: int = Field(4000, ge=64)
-    max_cluster_size: int = Field(10, ge=2)
+    summarize_input_max_tokens: int = Field(
+        4000, ge=64, description="descriptions given to one summary call are cut to this many tokens"
+    )
+    max_cluster_size: int = Field(
+        10, ge=2, description="Leiden splits communities of this many entities or more into a level below"
+    )
     seed: int = Field(0xDEADBEEF, ge=0, description="Leiden seed: same graph + seed = same communities")
     stable_communities: bool = Field(
         True, description="keep communities the new input does not touch (false: re-cluster all every run)"
     )
-    report_max_input_tokens: int = Field(8000, ge=256)
-    report_max_tokens: int = Field(2000, ge=64)
+    report_max_input_tokens: int = Field(
+        8000, ge=256, description="context tokens of one community report call (sub-reports stand in above)"
+    )
+    report_max_tokens: int = Field(2000, ge=64, description="output cap of one community report call")
     concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
-    write_batch_size: int = Field(1000, ge=1, le=100_000)
+    write_batch_size: int = Field(
+        1000, ge=1, le=100_000, description="rows per Neo4j read or write page (graph, communities, vectors)"
+    )
     cache_dir: str = Field(".driftgraph/cache", description="LLM and embedding call cache (relative to cwd)")
     prices: dict[str, ModelPrice] = Field(default_factory=_default_prices, description="USD per 1M tokens by model")
     estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")

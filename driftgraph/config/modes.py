@@ -16,7 +16,9 @@ class RerankConfig(_Section):
     answer ``{results: [{index, relevance_score}]}``); ``llm`` ranks listwise with the chat model.
     """
 
-    provider: Literal["none", "endpoint", "llm"] = "none"
+    provider: Literal["none", "endpoint", "llm"] = Field(
+        "none", description="none: no reranking; endpoint: a /rerank server; llm: listwise ranking by the chat model"
+    )
     base_url: str | None = Field(None, description="endpoint: the server root; /rerank is appended")
     model: str = Field("rerank", description="endpoint: the model name sent")
     api_key: str | None = Field(None, description="endpoint: sent as a Bearer token when set")
@@ -140,12 +142,14 @@ class LocalConfig(_Section):
     ranking: Literal["score", "ppr"] = Field(
         "ppr", description="ppr: similarity + link support + personalized PageRank mass; score: without the walk"
     )
-    ppr: PprConfig = PprConfig()
+    ppr: PprConfig = Field(PprConfig(), description="personalized PageRank settings (ranking ppr)")
     # expansion
     relationships_per_entity: int = Field(10, ge=0, le=1000, description="in-network first, then by weight")
     max_community_level: int = Field(2, ge=0, le=20, description="reports of communities up to this level")
     # routing and floors
-    route: Literal["auto", "fact", "relational", "thematic"] = "auto"
+    route: Literal["auto", "fact", "relational", "thematic"] = Field(
+        "auto", description="auto: the rule (and llm_router) picks each question's route; else always this one"
+    )
     llm_router: bool = Field(False, description="ask the LLM (prompts/route_question.txt) when the rule is unsure")
     chunk_floor: int = Field(3, ge=0, description="evidence floor: at least this many chunks when any exist")
     entity_floor: int = Field(3, ge=0, description="fact route: entities always given room")
@@ -153,15 +157,19 @@ class LocalConfig(_Section):
     report_floor: int = Field(2, ge=0, description="thematic route: reports always given room")
     # one token currency no more: shorter forms and per-source caps (README "Routes, caps and summaries")
     report_summary: bool = Field(True, description="a report that does not fit what is left enters as its summary")
-    relational_caps: SourceCaps = SourceCaps(relationship=0.5)
-    thematic_caps: SourceCaps = SourceCaps(report=0.5)
-    rerank: RerankConfig = RerankConfig()
+    relational_caps: SourceCaps = Field(
+        SourceCaps(relationship=0.5), description="budget shares per source on the relational route"
+    )
+    thematic_caps: SourceCaps = Field(
+        SourceCaps(report=0.5), description="budget shares per source on the thematic route"
+    )
+    rerank: RerankConfig = Field(RerankConfig(), description="optional reranking of the chunk candidates")
 
 
 class TraceConfig(_Section):
     """The retrieval trace written to Neo4j as (:Retrieval)-[:INCLUDED|DROPPED]->(x)."""
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="store each retrieval's trace in Neo4j; false: never store one")
     max_dropped: int = Field(500, ge=0, description="DROPPED edges written per retrieval (JSON keeps all)")
 
 
@@ -182,7 +190,9 @@ class GlobalConfig(_Section):
     min_score: int = Field(1, ge=1, le=100, description="points scoring below this (0 always) are dropped")
     reduce_cap: int = Field(8000, ge=256, description="cost ceiling on point tokens in the reduce prompt")
     answer_reserve: int = Field(1500, ge=16, description="output cap of the reduce call (the answer)")
-    response_type: str = "multiple paragraphs"
+    response_type: str = Field(
+        "multiple paragraphs", description="form of the answer the reduce prompt asks for, e.g. 'a single sentence'"
+    )
     max_rating: int = Field(5, ge=1, le=100, description="dynamic: ratings run 0..max_rating")
     rate_threshold: int = Field(2, ge=0, le=100, description="dynamic: reports rated below this are pruned")
     rate_batch_size: int = Field(16, ge=1, le=100, description="dynamic: report summaries rated per call")
@@ -199,12 +209,14 @@ class BasicConfig(_Section):
 
     top_k: int = Field(50, ge=1, le=10_000, description="chunk hits fetched first (doubled while budget remains)")
     hybrid: bool = Field(False, description="fuse chunk_fulltext hits with the vector hits (RRF)")
-    fulltext_k: int = Field(50, ge=1, le=10_000)
+    fulltext_k: int = Field(50, ge=1, le=10_000, description="hybrid: chunk fulltext hits fused with the vector hits")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens")
     answer_reserve: int = Field(1500, ge=16, description="output cap of the answer call")
-    response_type: str = "multiple paragraphs"
-    rerank: RerankConfig = RerankConfig()
+    response_type: str = Field(
+        "multiple paragraphs", description="form of the answer the prompt asks for, e.g. 'a single sentence'"
+    )
+    rerank: RerankConfig = Field(RerankConfig(), description="optional reranking of the chunk hits")
 
 
 class DriftLocalConfig(LocalConfig):
@@ -238,8 +250,8 @@ class DriftConfig(_Section):
     reduce: bool = Field(True, description="write one final answer; off = return the step tree")
     reduce_max_tokens: int = Field(1500, ge=64, description="output cap of the reduce call")
     reduce_context_tokens: int = Field(8000, ge=256, description="step answers the reduce reads (held back)")
-    response_type: str = "multiple paragraphs"
-    local: DriftLocalConfig = DriftLocalConfig()
+    response_type: str = Field("multiple paragraphs", description="form of the final answer the reduce prompt asks for")
+    local: DriftLocalConfig = Field(DriftLocalConfig(), description="local search settings of each DRIFT step")
 
     @model_validator(mode="after")
     def _router_off(self) -> DriftConfig:

@@ -14,14 +14,16 @@ from driftgraph.config.section import _Section
 class LauncherConfig(_Section):
     """The embedded Neo4j started by ``driftgraph neo4j start`` (jvm/launcher)."""
 
-    port: int = Field(7687, ge=1, le=65535)
+    port: int = Field(7687, ge=1, le=65535, description="Bolt port the launcher listens on (127.0.0.1)")
     http_port: int = Field(
         7474, ge=0, le=65535, description="Neo4j Browser + HTTP API on 127.0.0.1; 0 = off; busy = off with a warning"
     )
-    data_dir: str = ".driftgraph/neo4j"
-    heap: str = Field("1g", pattern=r"^\d+[kmgKMG]$")
-    page_cache: str = Field("256m", pattern=r"^\d+[kmgKMG]$")
-    start_timeout_s: float = Field(180.0, gt=0)
+    data_dir: str = Field(
+        ".driftgraph/neo4j", description="the database, pid file and launcher.log (relative to the current directory)"
+    )
+    heap: str = Field("1g", pattern=r"^\d+[kmgKMG]$", description="JVM maximum heap (-Xmx), e.g. 1g or 512m")
+    page_cache: str = Field("256m", pattern=r"^\d+[kmgKMG]$", description="Neo4j page cache size, e.g. 256m or 2g")
+    start_timeout_s: float = Field(180.0, gt=0, description="seconds to wait for Neo4j to be ready before giving up")
     java: str = Field(
         "",
         description="java binary to run Neo4j on; empty: $JAVA_HOME/bin/java, else java on PATH. "
@@ -41,12 +43,17 @@ class VectorIndexConfig(_Section):
 
 
 class Neo4jConfig(_Section):
-    uri: str = "bolt://127.0.0.1:7687"
-    username: str = "neo4j"
-    password: str = "driftgraph"
-    database: str = "neo4j"
-    launcher: LauncherConfig = LauncherConfig()
-    vector_index: VectorIndexConfig = VectorIndexConfig()
+    """The Neo4j server driftgraph reads and writes (``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``,
+    ``NEO4J_DATABASE`` override these)."""
+
+    uri: str = Field("bolt://127.0.0.1:7687", description="Bolt or neo4j:// URI of the server (env NEO4J_URI)")
+    username: str = Field("neo4j", description="user to log in as (env NEO4J_USERNAME)")
+    password: str = Field(
+        "driftgraph", description="password to log in with; also set on the launcher's Neo4j (env NEO4J_PASSWORD)"
+    )
+    database: str = Field("neo4j", description="database that holds the graph (env NEO4J_DATABASE)")
+    launcher: LauncherConfig = Field(LauncherConfig(), description="the local Neo4j of `driftgraph neo4j start`")
+    vector_index: VectorIndexConfig = Field(VectorIndexConfig(), description="HNSW settings of new vector indexes")
     index_wait_s: float = Field(300.0, gt=0, description="import/index wait at most this long for indexes ONLINE")
     write_retries: int = Field(
         5, ge=0, le=50, description="a write lost to a transient error (deadlock) runs again this often, whole"
@@ -57,39 +64,60 @@ class Neo4jConfig(_Section):
 class LLMConfig(_Section):
     """Chat model behind any OpenAI-compatible endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``)."""
 
-    api_type: Literal["openai", "azure"] = "openai"
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key: str | None = None
-    azure_api_version: str = "2024-10-21"
-    temperature: float = Field(0.0, ge=0, le=2)
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(5, ge=0, le=20)
-    backoff_base_s: float = Field(1.0, ge=0)
-    json_schema: bool = True
+    api_type: Literal["openai", "azure"] = Field(
+        "openai", description="openai: OpenAI or a compatible server; azure: Azure OpenAI (base_url = its endpoint)"
+    )
+    model: str = Field("gpt-4o-mini", description="chat model name sent with every call (Azure: the deployment)")
+    base_url: str | None = Field(
+        None, description="endpoint root, e.g. http://localhost:8000/v1; unset: api.openai.com (env OPENAI_BASE_URL)"
+    )
+    api_key: str | None = Field(
+        None, description="API key; a keyless local server needs base_url only (env OPENAI_API_KEY)"
+    )
+    azure_api_version: str = Field("2024-10-21", description="api_type azure: the Azure OpenAI API version")
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature of chat calls (0: most repeatable)")
+    timeout_s: float = Field(120.0, gt=0, description="seconds one chat or embedding request may take")
+    max_retries: int = Field(
+        5, ge=0, le=20, description="retries of a call after a 429, 5xx, timeout or dropped connection"
+    )
+    backoff_base_s: float = Field(
+        1.0, ge=0, description="first wait before a retry in seconds, doubling each time (a Retry-After wins)"
+    )
+    json_schema: bool = Field(
+        True, description="calls that want JSON send response_format json_schema; false: send no response_format"
+    )
     model_context_window: int = Field(128_000, ge=1024, description="tokens the chat model accepts (prompt+answer)")
 
 
 class EmbeddingsConfig(_Section):
     """``local``: all-MiniLM-L6-v2 int8 ONNX, offline; ``openai``: any OpenAI-compatible endpoint."""
 
-    provider: Literal["local", "openai"] = "local"
-    model: str = "text-embedding-3-small"
+    provider: Literal["local", "openai"] = Field(
+        "local", description="local: bundled MiniLM on the CPU, offline; openai: an OpenAI-compatible /embeddings"
+    )
+    model: str = Field("text-embedding-3-small", description="provider=openai: the embedding model name sent")
     base_url: str | None = Field(None, description="provider=openai: its own endpoint (default: llm.base_url)")
     dimensions: int = Field(1536, ge=1, description="only read for provider=openai; local is 384")
-    batch_size: int = Field(32, ge=1, le=2048)
+    batch_size: int = Field(32, ge=1, le=2048, description="texts embedded per model run or request")
     max_tokens: int = Field(256, ge=8, le=512, description="local model truncation")
     threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = runtime default")
 
 
 class TokenizerConfig(_Section):
-    encoding: str = "cl100k_base"
+    """How tokens are counted for chunking, every budget and every estimate (tiktoken)."""
+
+    encoding: str = Field(
+        "cl100k_base", description="tiktoken encoding that counts tokens (chunk sizes, budgets, estimates)"
+    )
 
 
 class PromptsConfig(_Section):
     """Prompts are files; ``dir`` (if set) holds edited copies that win over the packaged ones."""
 
-    dir: str | None = None
+    dir: str | None = Field(
+        None,
+        description="folder of edited NAME.txt prompts that win over the packaged ones (relative to driftgraph.yaml)",
+    )
     overrides: dict[str, str] = Field(default_factory=dict, description="prompt name -> file; names as in prompts/")
 
     @model_validator(mode="after")
