@@ -3,7 +3,7 @@
 Neo4j 5.26 runs on Java 17 and 21. On 21 its Lucene (9.11) computes vector distances with the JDK's
 incubating Vector API (SIMD) when the module is added to the JVM; Lucene 9.11 takes that path only on Java
 20 to 22. HNSW inserts are mostly distance computations, so an import's vector writes and an index build
-run faster there (README "Java 21 for the vector writes"; ``python -m bench hnsw --java ...``).
+run faster there (docs/guides/neo4j.md "Java 21 for the vector writes"; ``python -m bench hnsw --java ...``).
 """
 
 from __future__ import annotations

@@ -62,5 +62,5 @@ def console() -> Any:
 
 
 def field_help(model: Any, name: str) -> str:
-    """A request field's description: the one text ``--help``, the README and the HTTP schema share."""
+    """A request field's description: the one text ``--help``, the docs and the HTTP schema share."""
     return str(model.model_fields[name].description or "")

@@ -1,7 +1,7 @@
 """`driftgraph query local|drift|global|basic`: parse the flags into the mode's request, run it, render the result.
 
 Flag help comes from the request models' field descriptions (``driftgraph.LocalQuery`` ...), the same text the
-README's request table and the HTTP schema show. Other modes attach to ``query_app`` from their own modules.
+docs' request tables and the HTTP schema show. Other modes attach to ``query_app`` from their own modules.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def _server_log() -> None:
 
 @app.command("mcp")
 def mcp_stdio() -> None:
-    """Serve MCP over stdio (for agents that start driftgraph themselves; see README "Serving")."""
+    """Serve MCP over stdio (for agents that start driftgraph themselves; see docs/guides/serving.md)."""
     _need_serve_extra()
     from driftgraph.serve.mcp_server import build_mcp
     from driftgraph.serve.runner import Runner

@@ -92,10 +92,11 @@ class PprConfig(_Section):
 
 
 class LocalConfig(_Section):
-    """Local search (README "Local search"): entry thresholds, expansion limits, routing, budget. Every key is read."""
+    """Local search (docs/concepts/local-search.md): entry thresholds, expansion limits, routing, budget. Every key
+    is read."""
 
     # budget: context = min(window - answer_reserve - prompt - question - history, context_cap)
-    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (README: why 8000)")
+    context_cap: int = Field(8000, ge=256, description="cost ceiling on context tokens (docs: local search, why 8000)")
     answer_reserve: int = Field(1500, ge=16, description="tokens kept free for the answer (max_tokens of the call)")
     history_turns: int = Field(5, ge=0, le=100, description="most recent history messages considered")
     history_budget: int = Field(1000, ge=0, description="tokens the history may take (rewrite and answer prompt)")
@@ -155,7 +156,8 @@ class LocalConfig(_Section):
     entity_floor: int = Field(3, ge=0, description="fact route: entities always given room")
     relationship_floor: int = Field(5, ge=0, description="relational route: relationships always given room")
     report_floor: int = Field(2, ge=0, description="thematic route: reports always given room")
-    # one token currency no more: shorter forms and per-source caps (README "Routes, caps and summaries")
+    # one token currency no more: shorter forms and per-source caps (docs/concepts/local-search.md, "Routes, caps
+    # and summaries")
     report_summary: bool = Field(True, description="a report that does not fit what is left enters as its summary")
     relational_caps: SourceCaps = Field(
         SourceCaps(relationship=0.5), description="budget shares per source on the relational route"
@@ -176,8 +178,9 @@ class TraceConfig(_Section):
 class GlobalConfig(_Section):
     """Global search: map over community reports in token-bounded batches, reduce the best key points.
 
-    Budgets follow README "Local search": a map call gets ``min(window - map_max_tokens - prompt - question, map_cap)``
-    report tokens, the reduce call ``min(window - answer_reserve - prompt - question, reduce_cap)`` point tokens.
+    Budgets follow the arithmetic of docs/concepts/local-search.md: a map call gets ``min(window -
+    map_max_tokens - prompt - question, map_cap)`` report tokens, the reduce call ``min(window - answer_reserve -
+    prompt - question, reduce_cap)`` point tokens.
     """
 
     level: int = Field(2, ge=0, le=20, description="finest level used: that level plus shallower leaf communities")
@@ -227,7 +230,7 @@ class DriftLocalConfig(LocalConfig):
 
 
 class DriftConfig(_Section):
-    """DRIFT search (README "DRIFT search"). Worst case with these defaults: 1 HyDE + 3 primer folds + 3 epochs
+    """DRIFT search (docs/concepts/drift-search.md). Worst case with these defaults: 1 HyDE + 3 primer folds + 3 epochs
     x 8 steps + 1 reduce = 29 chat calls (+ repairs), hard-capped by ``max_llm_calls`` = 32; GraphRAG 3.2.0 makes 67."""
 
     seed: int = Field(0, ge=0, description="seeds the HyDE template choice and queue tie-breaks")

@@ -35,7 +35,7 @@ class VectorIndexConfig(_Section):
     """HNSW settings of the vector indexes, applied when an index is created (``import-graphrag --reset``).
 
     Higher values find more of the exact nearest neighbours and cost more per inserted vector; the vector
-    writes of a large import are mostly these inserts (README "Importing an existing GraphRAG index" has
+    writes of a large import are mostly these inserts (docs/guides/graphrag.md has
     the build time and recall of each setting, from ``python -m bench hnsw``)."""
 
     m: int = Field(16, ge=2, le=512, description="HNSW neighbours per node (Neo4j's default 16)")

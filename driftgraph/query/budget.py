@@ -1,6 +1,6 @@
 """Budgets derived from the deployment, and the item-by-item fill every mode uses.
 
-``derive_budget`` does the arithmetic of README "Local search" and keeps every term, so the trace can print it::
+``derive_budget`` does the arithmetic of docs/concepts/local-search.md and keeps every term, so the trace can print it::
 
     derived = window - answer_reserve - prompt - question - history
     context = override if given, else min(derived, cap)

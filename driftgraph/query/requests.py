@@ -1,8 +1,8 @@
 """One frozen request per query mode: the value a call is, to log, store, replay, diff and serve over HTTP.
 
 ``LocalQuery``, ``DriftQuery``, ``GlobalQuery`` and ``BasicQuery`` are pydantic models validated once, here:
-a bad field raises ``RequestError`` naming it. Each field's description is what ``--help``, the README's
-request table and the HTTP schema print. Per-call overrides of the config are resolved one way,
+a bad field raises ``RequestError`` naming it. Each field's description is what ``--help``, the docs'
+request tables and the HTTP schema print. Per-call overrides of the config are resolved one way,
 ``request.settings(config)``: the mode's config section with the request's non-None overrides applied and
 validated. The stored trace keeps ``request.model_dump()``.
 """

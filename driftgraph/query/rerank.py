@@ -1,4 +1,4 @@
-"""Optional reranking of local search's chunk candidates (``local.rerank``, README "Reranking").
+"""Optional reranking of local search's chunk candidates (``local.rerank``, docs/concepts/local-search.md "Reranking").
 
 The graph's score decides which chunks are candidates; a cross-encoder (or the chat model) is better at
 telling which of the best ``top_n`` actually answer. ``provider``:

@@ -1,6 +1,6 @@
 """Typed results of every query mode, and the JSON envelope ``--json`` prints (``to_dict()``).
 
-The envelope (README "JSON output")::
+The envelope (docs/concepts/modes.md, "The envelope")::
 
     {"mode", "question", "answer", "retrieval_id",
      "context": {"text", "tokens", "budget"},

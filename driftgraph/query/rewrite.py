@@ -1,4 +1,4 @@
-"""Multi-turn questions (README "Local search"): pass a self-contained question through, rewrite the others.
+"""Multi-turn questions (docs/concepts/local-search.md): pass a self-contained question through, rewrite the others.
 
 A cheap rule decides whether the last question depends on the conversation (pronouns and references such
 as "he", "that", "the second one", or an elliptic follow-up such as "and in 1990?"); only then is the LLM

@@ -1,4 +1,4 @@
-"""Routing by question shape (README "Local search"): which sources come first and which get a floor.
+"""Routing by question shape (docs/concepts/local-search.md): which sources come first and which get a floor.
 
 A cheap rule decides first, from the question's wording and the entry scores; only when the rule is unsure
 and ``llm_router`` is on does one small chat call (``prompts/route_question.txt``) decide. Shapes:

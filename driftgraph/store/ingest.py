@@ -1,4 +1,4 @@
-"""Batched, idempotent writers for the graph model (README "Importing an existing GraphRAG index"), shared by
+"""Batched, idempotent writers for the graph model (docs/guides/graphrag.md), shared by
 the importer and the indexer.
 
 Every writer takes an iterable of plain row dicts whose keys are the graph-model property names, streams

@@ -1,7 +1,7 @@
 """The DRIFT backend over Neo4j and the configured models: report search, HyDE templates, step contexts.
 
 Each step's context is built by local search's ``build_local_context`` with DRIFT's own ``drift.local``
-settings and a budget derived for the DRIFT step prompt (README "Local search" arithmetic, capped by
+settings and a budget derived for the DRIFT step prompt (docs/concepts/local-search.md arithmetic, capped by
 ``drift.local.context_cap``). The step's query vector comes from the queue's de-duplication embedding,
 so a step costs no second embedding call.
 """

@@ -1,6 +1,6 @@
 """Ranking of the expansion's candidates, per source, into ``Candidate`` lists the fill consumes.
 
-Chunks (README "Local search"): ``score = similarity + seed_hop_weight * seed_support + entity_hop_weight *
+Chunks (docs/concepts/local-search.md): ``score = similarity + seed_hop_weight * seed_support + entity_hop_weight *
 entity_support``. Seed support: the chunk shares a rare entity with one of the top ``seed_chunks`` vector hits
 (``idf(entity) / idf_max * similarity(seed)``, the strongest link counts); entity support: the chunk mentions
 a kept entry entity (``idf / idf_max * similarity(entity)``). So a vector hit stays where similarity puts it
