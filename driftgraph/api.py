@@ -26,6 +26,10 @@ from driftgraph.runtime import Runtime
 if TYPE_CHECKING:
     import numpy as np
 
+    from driftgraph.adopt.summary import AdoptSummary
+    from driftgraph.doctor import DoctorReport
+    from driftgraph.importers.summary import ExportSummary, ImportSummary
+    from driftgraph.index.summary import IndexSummary
     from driftgraph.llm.embedder import Embedder
     from driftgraph.query.drift.result import DriftResult
     from driftgraph.query.global_.result import GlobalResult
@@ -184,10 +188,11 @@ class Engine:
 
     def index(
         self, path: str | Path, *, reset: bool = False, progress: bool = False, batch: bool = False
-    ) -> dict[str, Any]:
+    ) -> IndexSummary:
         """Build or update the index from the documents under ``path`` (README "Indexing documents");
         ``reset`` empties the database first (needed over an imported index); ``batch`` sends every chat
-        call through the provider's Batch API (README "Batch API"). Returns the summary."""
+        call through the provider's Batch API (README "Batch API"). Returns the summary (``to_dict()``: the
+        ``index --json`` document)."""
         if batch:
             from driftgraph.index.batch import index_with_batches
 
@@ -211,26 +216,26 @@ class Engine:
         embed: bool | None = None,
         batch_size: int | None = None,
         progress: Any = None,
-    ) -> dict[str, Any]:
+    ) -> ImportSummary:
         """Load a GraphRAG output folder (ids kept); ``embed``/``batch_size`` default to the ``import`` section."""
         from driftgraph.importers.load import run_import
 
         return run_import(self.runtime, path, reset=reset, embed=embed, batch_size=batch_size, progress=progress)
 
-    def adopt(self, *, source: str = "auto") -> dict[str, Any]:
+    def adopt(self, *, source: str = "auto") -> AdoptSummary:
         """Fill driftgraph's model next to a graph neo4j-graphrag or LLM Graph Builder built (README "Adopting a
         graph another tool built"); ``source``: auto, neo4j-graphrag or llm-graph-builder. Returns the summary."""
         from driftgraph.adopt.run import run_adopt
 
         return run_adopt(self.runtime, source)
 
-    def export_graphrag(self, out: str | Path, *, progress: Any = None) -> dict[str, Any]:
+    def export_graphrag(self, out: str | Path, *, progress: Any = None) -> ExportSummary:
         """Write the graph back as GraphRAG parquet tables; returns rows written per table."""
         from driftgraph.importers.export import run_export
 
         return run_export(self.runtime, out, progress=progress)
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorReport:
         """Each part checked on its own: Neo4j, schema, embedder, tokenizer, LLM endpoint."""
         from driftgraph.doctor import run_checks
 

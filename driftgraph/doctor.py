@@ -1,9 +1,15 @@
-"""`driftgraph doctor`: each part checked on its own, so one failure does not hide the others."""
+"""`driftgraph doctor`: each part checked on its own, so one failure does not hide the others.
+
+``run_checks`` returns a ``DoctorReport`` of ``Check`` results; ``to_dict()`` gives the document
+``doctor --json`` prints, key for key and in the same order (``tests/test_summary_golden.py`` holds it). What a
+check found (a server's version, the embedder's dimensions ...) differs per part and stays a JSON mapping.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import StoreError
@@ -12,18 +18,71 @@ if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
 
 
-def _check(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Check:
+    """One part's result. ``state`` is ok, fail or empty (a database with nothing in it yet: a state to act on,
+    not a fault); ``error`` says what failed, ``note`` what to do; ``seconds`` is None for a check not run."""
+
+    ok: bool
+    details: dict[str, Any] = field(default_factory=dict)  # what the check found (JSON values)
+    error: str | None = None
+    state: str | None = None
+    note: str | None = None
+    seconds: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, **self.details}
+        for key in ("error", "state", "note", "seconds"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """Every part's check; ``routing`` only for routed (``neo4j://``, ``neo4j+s://``) URIs."""
+
+    neo4j: Check
+    schema: Check
+    embedder: Check
+    tokenizer: Check
+    llm: Check
+    routing: Check | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for _, check in self.parts())
+
+    def parts(self) -> Iterator[tuple[str, Check]]:
+        """(name, check) in the order doctor prints them."""
+        yield "neo4j", self.neo4j
+        if self.routing is not None:
+            yield "routing", self.routing
+        yield from (("schema", self.schema), ("embedder", self.embedder), ("tokenizer", self.tokenizer))
+        yield "llm", self.llm
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``doctor --json`` document."""
+        return {name: check.to_dict() for name, check in self.parts()}
+
+
+def _check(fn: Callable[[], dict[str, Any]]) -> Check:
     t0 = time.perf_counter()
     try:
-        out = {"ok": True, **fn()}
+        facts = dict(fn())
     except Exception as err:  # doctor reports, it does not crash
-        out = {"ok": False, "error": f"{type(err).__name__}: {err}"}
-    out.setdefault("state", "ok" if out["ok"] else "fail")
-    out["seconds"] = round(time.perf_counter() - t0, 3)
-    return out
+        return Check(ok=False, error=f"{type(err).__name__}: {err}", state="fail", seconds=_since(t0))
+    ok = bool(facts.pop("ok", True))
+    error, state, note = (facts.pop(key, None) for key in ("error", "state", "note"))
+    return Check(ok, facts, error, state or ("ok" if ok else "fail"), note, _since(t0))
 
 
-def run_checks(rt: Runtime) -> dict[str, Any]:
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+def run_checks(rt: Runtime) -> DoctorReport:
     from driftgraph.store.db import routes
 
     cfg = rt.config
@@ -96,14 +155,15 @@ def run_checks(rt: Runtime) -> dict[str, Any]:
             "models": [m.id for m in models.data][:20],
         }
 
-    report = {"neo4j": _check(neo4j)}
-    if report["neo4j"]["ok"] and routes(cfg.neo4j.uri):
-        report["routing"] = _check(routing)
-    report["schema"] = _check(schema) if report["neo4j"]["ok"] else {"ok": False, "error": "neo4j unreachable"}
-    report["embedder"] = _check(embedder)
-    report["tokenizer"] = _check(tokenizer)
-    report["llm"] = _check(llm)
-    return report
+    reached = _check(neo4j)
+    return DoctorReport(
+        neo4j=reached,
+        routing=_check(routing) if reached.ok and routes(cfg.neo4j.uri) else None,
+        schema=_check(schema) if reached.ok else Check(ok=False, error="neo4j unreachable"),
+        embedder=_check(embedder),
+        tokenizer=_check(tokenizer),
+        llm=_check(llm),
+    )
 
 
 def _empty(rt: Runtime) -> bool:

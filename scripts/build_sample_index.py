@@ -90,7 +90,7 @@ def main() -> int:
     finally:
         server.stop()
     keep = ("documents", "chunks", "entities", "relationships", "communities", "reports", "llm_calls")
-    print(json.dumps({k: summary[k] for k in keep} | {"exported": exported["rows"]}, indent=2))
+    print(json.dumps({k: summary.to_dict()[k] for k in keep} | {"exported": exported.rows}, indent=2))
     return 0
 
 

@@ -112,30 +112,30 @@ def test_llm_graph_builder_graph_is_adopted_without_changing_it(eng, fake_llm):
     llm_graph_builder_communities(eng.store, _embed(eng))
     before = snapshot(eng.store)
     s = eng.adopt()
-    assert s["source"] == "llm-graph-builder" and s["failures"]["count"] == 0
-    assert s["documents"] == 3 and s["entities"] > 10 and s["relationships"] > 5
-    assert s["communities"] > 0 and s["reports"] == s["communities"]
-    assert s["reused_vectors"]["chunk"] == s["chunks"] and 0 < s["reused_vectors"]["entity"] < s["entities"]
+    assert s.source == "llm-graph-builder" and s.failures.count == 0
+    assert s.documents == 3 and s.entities > 10 and s.relationships > 5
+    assert s.communities > 0 and s.reports == s.communities
+    assert s.reused_vectors.chunk == s.chunks and 0 < s.reused_vectors.entity < s.entities
     # LLM Graph Builder's own `vector`, `entity_vector` and `keyword` indexes cover Chunk.embedding,
     # __Entity__.embedding and Chunk.text, so ours of the same purpose sit on alias labels
-    assert set(s["aliased_indexes"]) == {"chunk_embedding", "entity_embedding", "chunk_fulltext", "community_embedding"}
+    assert set(s.aliased_indexes) == {"chunk_embedding", "entity_embedding", "chunk_fulltext", "community_embedding"}
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
-    assert m["reports"] == m["communities"] == s["communities"]
-    described = s["added"]["descriptions"]
-    assert described == s["entities"] - s["reused_vectors"]["entity"], "only entities without a description"
+    assert m["reports"] == m["communities"] == s.communities
+    described = s.added.descriptions
+    assert described == s.entities - s.reused_vectors.entity, "only entities without a description"
     after = snapshot(eng.store)
     assert_kept(before, after)
     # synonym edges are drawn here too, and the name vector and the mark are listed as driftgraph's
-    syn = s["added"]["synonyms"]
-    assert syn["skipped"] is None and syn["names_embedded"] == syn["entities_linked"] == s["entities"]
+    syn = s.added.synonyms
+    assert syn.skipped is None and syn.names_embedded == syn.entities_linked == s.entities
     unlisted = q(eng.store, "MATCH (e:__Entity__) WHERE NOT ('name_embedding' IN e.driftgraph_props "
                             "AND 'synonyms_at' IN e.driftgraph_props) RETURN count(e) AS n")[0]["n"]  # fmt: skip
     assert unlisted == 0
     # the other tool's descriptions stay, ours are summaries of the chunks
     own = q(eng.store, "MATCH (e:__Entity__) WHERE e.description ENDS WITH 'described by the other tool.' "
                        "RETURN count(e) AS n, sum(size(e.driftgraph_props)) AS owned")[0]  # fmt: skip
-    assert own["n"] == s["reused_vectors"]["entity"]
+    assert own["n"] == s.reused_vectors.entity
     res = _four_modes(eng, "Who runs the Marrow Bay Shipyard?")
     # LLM Graph Builder's own communities have no driftgraph report: global drops them, saying why
     dropped = {r["id"]: r["reason"] for r in res["global"].trace.to_dict()["reports"] if r["id"] in TOOL_COMMUNITIES}
@@ -147,9 +147,9 @@ def test_llm_graph_builder_graph_is_adopted_without_changing_it(eng, fake_llm):
     calls = len(fake_llm.chat_requests())
     settled = snapshot(eng.store)
     again = eng.adopt(source="llm-graph-builder")
-    assert again["llm_calls"] == 0 and len(fake_llm.chat_requests()) == calls
-    assert again["added"]["reports_reused"] == again["communities"]
-    assert sum(again["added"]["embedded"].values()) == 0
+    assert again.llm_calls == 0 and len(fake_llm.chat_requests()) == calls
+    assert again.added.reports_reused == again.communities
+    assert sum(again.added.embedded.values()) == 0
     assert snapshot(eng.store) == settled
 
 
@@ -160,12 +160,12 @@ def test_llm_graph_builder_incremental_after_the_tool_adds_a_document(eng, fake_
     tool_added = snapshot(eng.store)
     n = len(fake_llm.chat_requests())
     s = eng.adopt()
-    assert s["documents"] == 3 and s["chunks"] > first["chunks"] and s["entities"] > first["entities"]
-    assert 0 < s["added"]["descriptions"] < s["entities"] - s["reused_vectors"]["entity"]
-    assert s["added"]["reports_reused"] > 0 or s["added"]["communities"]["kept"] > 0
-    assert s["added"]["embedded"]["chunk"] == 0, "the tool's own chunk vectors are reused"
+    assert s.documents == 3 and s.chunks > first.chunks and s.entities > first.entities
+    assert 0 < s.added.descriptions < s.entities - s.reused_vectors.entity
+    assert s.added.reports_reused > 0 or s.added.communities.kept > 0
+    assert s.added.embedded["chunk"] == 0, "the tool's own chunk vectors are reused"
     new_prompts = [r["messages"][0]["content"] for r in fake_llm.chat_requests()[n:]]
-    assert new_prompts and s["llm_calls"] == len(new_prompts)
+    assert new_prompts and s.llm_calls == len(new_prompts)
     assert_kept(foreign(tool_added), snapshot(eng.store))
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == 0 and m["reports"] == m["communities"]
@@ -186,11 +186,11 @@ def test_neo4j_graphrag_shape_is_adopted_and_its_vector_retriever_still_works(en
                         similarity_fn="cosine")  # fmt: skip
     before = snapshot(eng.store)
     s = eng.adopt()
-    assert s["source"] == "neo4j-graphrag" and s["failures"]["count"] == 0
-    assert s["added"]["add_ids"] == len(before["nodes"]), "documents, chunks and entities had no id"
-    assert s["added"]["part_of"] == s["chunks"] and s["added"]["has_entity"] > 0
-    assert s["aliased_indexes"] == ["chunk_embedding"]
-    assert s["communities"] > 0 and s["reports"] == s["communities"]
+    assert s.source == "neo4j-graphrag" and s.failures.count == 0
+    assert s.added.linked["add_ids"] == len(before["nodes"]), "documents, chunks and entities had no id"
+    assert s.added.linked["part_of"] == s.chunks and s.added.linked["has_entity"] > 0
+    assert s.aliased_indexes == ("chunk_embedding",)
+    assert s.communities > 0 and s.reports == s.communities
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
     assert_kept(before, snapshot(eng.store))
@@ -214,10 +214,9 @@ def _vector_retriever_still_works(eng: Engine) -> None:
 
 
 def readme_block(marker: str) -> str:
-    """The python block of README's adopt section that contains ``marker``."""
-    text = (EXAMPLES.parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Adopting a graph another tool built", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    """The python block of the adopting guide (docs/guides/adopting.md) that contains ``marker``."""
+    text = (EXAMPLES.parents[1] / "docs" / "guides" / "adopting.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
     return next(b for b in blocks if marker in b)
 
 
@@ -231,7 +230,7 @@ def _readme_vector_cypher_retriever_reads_our_index(cfg: Any, monkeypatch: Any, 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "driftgraph.yaml").write_text(yaml.safe_dump({"embeddings": {"threads": 1}}))
     scope: dict[str, Any] = {"print": lambda *a: None}
-    exec(readme_block("VectorCypherRetriever("), scope)  # noqa: S102 - the README's own example
+    exec(readme_block("VectorCypherRetriever("), scope)  # noqa: S102 - the guide's own example
     items = scope["result"].items
     assert len(items) == 3
     texts = [str(i.content) for i in items]  # the default formatter: the record's repr
@@ -281,9 +280,9 @@ def test_graph_built_by_neo4j_graphrags_own_kg_builder(eng, fake_llm):
     built = snapshot(eng.store)
     assert {t for t, *_ in built["rels"].values()} >= {"FROM_DOCUMENT", "NEXT_CHUNK", "FROM_CHUNK"}
     s = eng.adopt()
-    assert s["source"] == "neo4j-graphrag" and s["failures"]["count"] == 0
-    assert s["documents"] == 3 and s["relationships"] > 5 and s["reports"] == s["communities"] > 0
-    assert s["reused_vectors"]["chunk"] == s["chunks"] and s["aliased_indexes"] == ["chunk_embedding"]
+    assert s.source == "neo4j-graphrag" and s.failures.count == 0
+    assert s.documents == 3 and s.relationships > 5 and s.reports == s.communities > 0
+    assert s.reused_vectors.chunk == s.chunks and s.aliased_indexes == ("chunk_embedding",)
     m = _model(eng)
     assert m["incomplete_entities"] == m["incomplete_chunks"] == m["incomplete_documents"] == m["bad_related"] == 0
     assert_kept(built, snapshot(eng.store))
@@ -295,9 +294,9 @@ def test_graph_built_by_neo4j_graphrags_own_kg_builder(eng, fake_llm):
     assert [r.status for r in results] == ["SUCCESS"]
     grown = foreign(snapshot(eng.store))
     again = eng.adopt()
-    assert again["documents"] == 4 and again["chunks"] > s["chunks"]
-    assert 0 < again["added"]["descriptions"] < again["entities"]
-    assert again["added"]["add_ids"] > 0 and again["added"]["embedded"]["chunk"] == 0
+    assert again.documents == 4 and again.chunks > s.chunks
+    assert 0 < again.added.descriptions < again.entities
+    assert again.added.linked["add_ids"] > 0 and again.added.embedded["chunk"] == 0
     assert_kept(grown, snapshot(eng.store))
 
 
@@ -329,4 +328,4 @@ def test_import_graphrag_and_index_never_delete_a_foreign_graph(eng, neo4j_confi
     wipe(eng.store)
     eng.import_graphrag(folder)
     again = eng.import_graphrag(folder, reset=True)
-    assert again["counts"]["Document"] == 2
+    assert again.counts.documents == 2

@@ -53,8 +53,8 @@ def test_index_retries_transient_faults_to_completion(neo4j_cfg, neo4j_config, f
     cfg.index.concurrency = 1
     with Engine(cfg) as eng:
         summary = eng.index(corpus)
-    assert summary["failures"]["count"] == 0 and summary["reports"] > 0
-    total = summary["llm"]["total"]
+    assert summary.failures.count == 0 and summary.reports > 0
+    total = summary.llm["total"]
     assert total["retries"] >= 1 and total["http_attempts"] == total["llm_calls"] + total["retries"]
 
 

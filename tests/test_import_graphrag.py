@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from driftgraph import ImportSummary
 from driftgraph.api import open_engine
 from driftgraph.importers.graphrag import GraphragFormatError
 from driftgraph.store.schema import describe_indexes
@@ -22,7 +23,7 @@ from tests.support.cypher import q as _q
 DULCE_COUNTS = {"Document": 1, "Chunk": 5, "__Entity__": 39, "__Community__": 10, "Claim": 41}
 
 
-def _import(cfg, path: Path, **kw) -> dict:
+def _import(cfg, path: Path, **kw) -> ImportSummary:
     kw.setdefault("embed", False)
     with open_engine(cfg) as eng:
         return eng.import_graphrag(path, **kw)
@@ -35,9 +36,9 @@ def _counts(store) -> dict:
 # -- synthetic index: the graph model -----------------------------------------------------------------------
 def test_synthetic_index_fills_the_graph_model(neo4j_cfg, store, tmp_path):
     summary = _import(neo4j_cfg, fx.write(tmp_path / "idx"))
-    assert summary["counts"] == {"Document": 2, "Chunk": 3, "__Entity__": 4, "__Community__": 3, "Claim": 1}
-    assert summary["relationships"] == 3 and summary["warnings"] == {}
-    assert summary["embedded"] == {"skipped": True}
+    assert summary.counts.to_dict() == {"Document": 2, "Chunk": 3, "__Entity__": 4, "__Community__": 3, "Claim": 1}
+    assert summary.relationships == 3 and summary.warnings == {}
+    assert summary.embedded is None
     # chunk order follows documents.text_unit_ids (t2 before t1), NEXT_CHUNK within a document only
     nexts = _q(store, "MATCH (a:Chunk)-[:NEXT_CHUNK]->(b) RETURN a.id AS a, b.id AS b")
     assert nexts == [{"a": "t2", "b": "t1"}]
@@ -74,7 +75,7 @@ def test_reimport_is_a_noop_and_reset_clears(neo4j_cfg, store, tmp_path):
     before = _counts(store)
     rels = _q(store, "MATCH ()-[r]->() RETURN type(r) AS t, count(r) AS n ORDER BY t")
     again = _import(neo4j_cfg, tmp_path / "a")
-    assert _counts(store) == before and again["counts"] == first["counts"]
+    assert _counts(store) == before and again.counts == first.counts
     assert _q(store, "MATCH ()-[r]->() RETURN type(r) AS t, count(r) AS n ORDER BY t") == rels
     other = fx.tables()
     other["documents"] = other["documents"][:1]
@@ -103,7 +104,7 @@ def test_interrupted_import_can_be_rerun(neo4j_cfg, store, tmp_path):
     partial = _counts(store)
     assert partial["entities"] == 4 and partial["relationships"] == 1 and partial["communities"] == 0
     summary = _import(neo4j_cfg, path, batch_size=1)
-    assert summary["counts"]["__Community__"] == 3 and summary["relationships"] == 3
+    assert summary.counts.communities == 3 and summary.relationships == 3
 
 
 def test_old_create_final_names_and_columns(neo4j_cfg, tmp_path):
@@ -116,9 +117,9 @@ def test_old_create_final_names_and_columns(neo4j_cfg, tmp_path):
     for c in data["communities"]:
         del c["parent"], c["children"]
     summary = _import(neo4j_cfg, fx.write(tmp_path / "old", data, prefix="create_final_"))
-    assert summary["counts"]["__Entity__"] == 4 and summary["counts"]["Chunk"] == 3
-    assert summary["tables"]["entities"]["file"] == "create_final_entities.parquet"
-    assert summary["warnings"] == {"communities_without_parent_column": 1}
+    assert summary.counts.entities == 4 and summary.counts.chunks == 3
+    assert summary.tables["entities"].file == "create_final_entities.parquet"
+    assert summary.warnings == {"communities_without_parent_column": 1}
 
 
 # -- data problems: hard errors (nothing written) ----------------------------------------------------------
@@ -184,22 +185,22 @@ def test_empty_titles_and_dangling_endpoints_are_counted_and_skipped(neo4j_cfg, 
         }
     )
     summary = _import(neo4j_cfg, fx.write(tmp_path / "idx", data))
-    assert summary["warnings"]["entities_without_title"] == 2
-    assert summary["warnings"]["relationships_unknown_endpoint"] == 3  # r2 (ENGINES), r3 (CY), r9 (NOBODY)
+    assert summary.warnings["entities_without_title"] == 2
+    assert summary.warnings["relationships_unknown_endpoint"] == 3  # r2 (ENGINES), r3 (CY), r9 (NOBODY)
     # nothing is lost: each unknown endpoint is kept as a flagged placeholder entity (not counted as an entity)
-    assert summary["counts"]["__Entity__"] == 2 and summary["relationships"] == 4
-    assert len(summary["placeholder_entities"]) == 3 and "NOBODY" in summary["placeholder_entities"]
-    rels = summary["tables"]["relationships"]
-    assert (rels["file"], rels["rows"], rels["written"], rels["skipped"]) == ("relationships.parquet", 4, 4, 0)
-    assert "NOBODY" in " ".join(summary["warning_examples"]["relationships_unknown_endpoint"])
+    assert summary.counts.entities == 2 and summary.relationships == 4
+    assert len(summary.placeholder_entities) == 3 and "NOBODY" in summary.placeholder_entities
+    rels = summary.tables["relationships"]
+    assert (rels.file, rels.rows, rels.written, rels.skipped) == ("relationships.parquet", 4, 4, 0)
+    assert "NOBODY" in " ".join(summary.warning_examples["relationships_unknown_endpoint"])
 
 
 def test_missing_parent_community_is_a_warning(neo4j_cfg, store, tmp_path):
     data = fx.tables()
     data["communities"][2]["parent"] = 7
     summary = _import(neo4j_cfg, fx.write(tmp_path / "idx", data))
-    assert summary["warnings"] == {"communities_missing_parent": 1}
-    assert summary["counts"]["__Community__"] == 3
+    assert summary.warnings == {"communities_missing_parent": 1}
+    assert summary.counts.communities == 3
     assert _q(store, "MATCH ()-[p:PARENT]->() RETURN count(p) AS n")[0]["n"] == 0
 
 
@@ -213,16 +214,16 @@ def test_precomputed_embeddings_of_another_model_are_not_used(neo4j_cfg, store, 
     )
     fx.write_table(path / "embeddings.community_full_content.parquet", [{"id": "rep0", "embedding": [0.5] * 8}])
     summary = _import(neo4j_cfg, path, embed=True)
-    emb = summary["embedded"]
-    assert emb["entity"] == {"precomputed": 0, "note": emb["entity"]["note"], "embedded": 4}
-    assert "are not" in emb["entity"]["note"] and "re-embedded" in emb["entity"]["note"]
-    assert emb["chunk"]["embedded"] == 3 and emb["community"]["embedded"] == 3
-    assert "8-d" in emb["community"]["note"] and "re-embedded" in emb["community"]["note"]
-    assert summary["warnings"] == {"embeddings_wrong_dimension": 1, "embeddings_other_model": 1}
+    emb = summary.embedded.kinds
+    assert emb["entity"].precomputed == 0 and emb["entity"].embedded == 4
+    assert "are not" in emb["entity"].note and "re-embedded" in emb["entity"].note
+    assert emb["chunk"].embedded == 3 and emb["community"].embedded == 3
+    assert "8-d" in emb["community"].note and "re-embedded" in emb["community"].note
+    assert summary.warnings == {"embeddings_wrong_dimension": 1, "embeddings_other_model": 1}
     stored = _q(store, "MATCH (e:__Entity__ {id: 'e3'}) RETURN e.embedding[0] AS x, size(e.embedding) AS n")
     assert stored[0]["n"] == 384 and stored[0]["x"] != 1.0
     again = _import(neo4j_cfg, path, embed=True)  # nothing left to embed: a no-op for the embedder
-    assert [again["embedded"][k]["embedded"] for k in ("entity", "chunk", "community")] == [0, 0, 0]
+    assert [again.embedded.kinds[k].embedded for k in ("entity", "chunk", "community")] == [0, 0, 0]
 
 
 def test_cli_json_summary_and_one_line_errors(neo4j_cfg, tmp_path):
@@ -257,18 +258,18 @@ def test_cli_json_summary_and_one_line_errors(neo4j_cfg, tmp_path):
 def test_operation_dulce_import_embeddings_and_noop_reimport(neo4j_cfg, store, shared_data):
     dulce = shared_data / "operation-dulce"
     summary = _import(neo4j_cfg, dulce, embed=True)
-    assert summary["counts"] == DULCE_COUNTS
+    assert summary.counts.to_dict() == DULCE_COUNTS
     # two relationships of the real index name entities that its entities table does not hold: kept, with
     # placeholder entities (flagged, counted apart)
-    assert summary["relationships"] == 107 and summary["warnings"]["relationships_unknown_endpoint"] == 2
-    assert len(summary["placeholder_entities"]) == 2
-    assert summary["warnings"]["documents_unknown_text_units"] == 1
+    assert summary.relationships == 107 and summary.warnings["relationships_unknown_endpoint"] == 2
+    assert len(summary.placeholder_entities) == 2
+    assert summary.warnings["documents_unknown_text_units"] == 1
     ids = {r["id"] for r in _q(store, "MATCH (e:__Entity__) WHERE e.placeholder IS NULL RETURN e.id AS id")}
     assert ids == set(pq.read_table(dulce / "entities.parquet", columns=["id"]).column(0).to_pylist())
     assert _q(store, "MATCH (e:__Entity__ {placeholder: true}) RETURN count(e) AS n")[0]["n"] == 2
-    emb = summary["embedded"]
-    assert (emb["entity"]["embedded"], emb["chunk"]["embedded"], emb["community"]["embedded"]) == (41, 5, 10)
-    assert "3072-d" in emb["community"]["note"] and "384-d" in emb["community"]["note"]
+    emb = summary.embedded.kinds
+    assert (emb["entity"].embedded, emb["chunk"].embedded, emb["community"].embedded) == (41, 5, 10)
+    assert "3072-d" in emb["community"].note and "384-d" in emb["community"].note
     indexes = describe_indexes(store)
     assert {n: indexes[n]["dimensions"] for n in ("entity_embedding", "chunk_embedding", "community_embedding")} == {
         "entity_embedding": 384,
@@ -279,7 +280,7 @@ def test_operation_dulce_import_embeddings_and_noop_reimport(neo4j_cfg, store, s
     before = _counts(store)
     again = _import(neo4j_cfg, dulce, embed=True)
     assert _counts(store) == before
-    assert [again["embedded"][k]["embedded"] for k in ("entity", "chunk", "community")] == [0, 0, 0]
+    assert [again.embedded.kinds[k].embedded for k in ("entity", "chunk", "community")] == [0, 0, 0]
 
 
 def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
@@ -288,7 +289,7 @@ def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
     out = tmp_path / "export"
     with open_engine(neo4j_cfg) as eng:
         result = eng.export_graphrag(out)
-    assert result["rows"]["entities"] == 39 and result["rows"]["relationships"] == 107  # all that came in
+    assert result.rows["entities"] == 39 and result.rows["relationships"] == 107  # all that came in
 
     def load(folder: Path, name: str) -> dict[str, dict]:
         return {r["id"]: r for r in pq.read_table(folder / f"{name}.parquet").to_pylist()}
@@ -344,5 +345,5 @@ def test_operation_dulce_export_round_trip(neo4j_cfg, shared_data, tmp_path):
     assert next(iter(load(out, "documents").values()))["text_unit_ids"] == [c["id"] for c in chunks]
     # and the exported folder imports again, unchanged
     summary = _import(neo4j_cfg, out, reset=True)
-    assert summary["counts"] == DULCE_COUNTS and summary["relationships"] == 107
+    assert summary.counts.to_dict() == DULCE_COUNTS and summary.relationships == 107
     assert pa.types.is_list(pq.read_schema(out / "community_reports.parquet").field("findings").type)

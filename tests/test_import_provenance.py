@@ -33,11 +33,11 @@ def test_same_dimension_other_model_is_re_embedded_own_vectors_are_used(neo4j_cf
         dims = eng.embedder.dimensions
         foreign = _folder(shared_data, tmp_path / "a", lambda texts: rng.standard_normal((len(texts), dims)))
         summary = eng.import_graphrag(foreign, reset=True, embed=True)
-        community = summary["embedded"]["community"]
-        assert community["precomputed"] == 0 and community["embedded"] == 10
-        assert "are not" in community["note"] and "re-embedded" in community["note"]
-        assert summary["warnings"]["embeddings_other_model"] == 1
+        community = summary.embedded.kinds["community"]
+        assert community.precomputed == 0 and community.embedded == 10
+        assert "are not" in community.note and "re-embedded" in community.note
+        assert summary.warnings["embeddings_other_model"] == 1
         own = _folder(shared_data, tmp_path / "b", lambda texts: eng.embedder.embed(texts))
         summary = eng.import_graphrag(own, reset=True, embed=True)
-        community = summary["embedded"]["community"]
-        assert community["precomputed"] == 10 and community["embedded"] == 0
+        community = summary.embedded.kinds["community"]
+        assert community.precomputed == 10 and community.embedded == 0

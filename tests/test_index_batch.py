@@ -54,25 +54,26 @@ def test_batch_run_builds_the_direct_runs_graph_with_no_direct_call(
     with Engine(_cfg(neo4j_config, fake_llm.base_url, tmp_path / "direct")) as eng:
         direct = eng.index(corpus)
         direct_snapshot = _snapshot(eng.store)
-    assert direct["failures"]["count"] == 0 and direct["llm_calls"] > 0
+    assert direct.failures.count == 0 and direct.llm_calls > 0
 
     with Engine(_cfg(neo4j_config, batches.base_url, tmp_path / "batch")) as eng:
         run = eng.index(corpus, reset=True, batch=True)
         batch_snapshot = _snapshot(eng.store)
-    assert batches.direct_calls == 0 and run["llm_calls"] == 0, "batch mode makes no direct chat call"
-    b = run["batch"]
-    assert b["requests"] == direct["llm_calls"] == batches.lines_answered() and b["failed"] == 0
+    assert batches.direct_calls == 0 and run.llm_calls == 0, "batch mode makes no direct chat call"
+    b = run.batch
+    assert b is not None
+    assert b.requests == direct.llm_calls == batches.lines_answered() and b.failed == 0
     per_phase: dict[str, int] = {}
-    for r in b["rounds"]:
-        for phase, n in r["phases"].items():
+    for r in b.rounds:
+        for phase, n in r.phases.items():
             per_phase[phase] = per_phase.get(phase, 0) + n
-    assert per_phase == {p: c["llm_calls"] for p, c in direct["llm"].items() if p != "total" and c["llm_calls"]}
-    stages = [r["stage"] for r in b["rounds"]]
+    assert per_phase == {p: c["llm_calls"] for p, c in direct.llm.items() if p != "total" and c["llm_calls"]}
+    stages = [r.stage for r in b.rounds]
     assert stages == sorted(stages, key=["extract", "summarize", "report"].index), "rounds follow the stages"
     assert stages.count("extract") >= 2, "gleaning follows its extraction in a later round"
     assert batch_snapshot == direct_snapshot
     for key in ("chunks", "entities", "relationships", "claims", "communities", "reports"):
-        assert run[key] == direct[key], key
+        assert getattr(run, key) == getattr(direct, key), key
 
 
 def test_a_crashed_run_resumes_polling_instead_of_resubmitting(neo4j_cfg, neo4j_config, batches, corpus, tmp_path):
@@ -85,8 +86,8 @@ def test_a_crashed_run_resumes_polling_instead_of_resubmitting(neo4j_cfg, neo4j_
     batches.polls_before_done = 0
     with Engine(cfg) as eng:
         run = eng.index(corpus, batch=True)
-    assert run["failures"]["count"] == 0
-    assert batches.submissions == len(run["batch"]["rounds"]), "the pending round was polled, not submitted again"
+    assert run.failures.count == 0
+    assert batches.submissions == len(run.batch.rounds), "the pending round was polled, not submitted again"
 
 
 def test_failed_lines_fail_their_items_like_direct_failures(neo4j_cfg, neo4j_config, batches, corpus, tmp_path):
@@ -98,10 +99,10 @@ def test_failed_lines_fail_their_items_like_direct_failures(neo4j_cfg, neo4j_con
     batches.fail_line = tidal_extraction
     with Engine(_cfg(neo4j_config, batches.base_url, tmp_path / "cache")) as eng:
         run = eng.index(corpus, batch=True)
-    failed = run["failures"]["chunks"]
-    assert failed and run["batch"]["failed"] == len(failed)
-    assert all("injected line failure" in " ".join(f["errors"]) for f in failed)
-    assert run["chunks"] > len(failed) and run["entities"] > 0, "the rest of the run goes on"
+    failed = run.failures.chunks
+    assert failed and run.batch.failed == len(failed)
+    assert all("injected line failure" in " ".join(f.errors) for f in failed)
+    assert run.chunks > len(failed) and run.entities > 0, "the rest of the run goes on"
 
 
 def test_refuses_an_imported_or_adopted_database_before_submitting_anything(

@@ -126,8 +126,8 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
     eng = Engine(cfg)
     try:
         first = eng.index(corpus)
-        base_reports = first["reports"]
-        assert first["failures"]["count"] == 0
+        base_reports = first.reports
+        assert first.failures.count == 0
         before = _numbers(store)
 
         # one added file: only its chunks are extracted by the LLM; the rest comes from the cache
@@ -139,16 +139,16 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         n = len(fake_llm.chat_requests())
         added = eng.index(corpus)
         new_texts = _extract_texts(fake_llm, n)
-        assert added["documents"] == {"total": 5, "added": 1, "removed": 0, "unchanged": 4}
-        assert added["redone"]["documents_extracted"] == 1
+        assert added.documents.to_dict() == {"total": 5, "added": 1, "removed": 0, "unchanged": 4}
+        assert added.redone.documents_extracted == 1
         assert new_texts and all("Kelmouth Ferry" in t for t in new_texts)
-        assert added["redone"]["chunks_extracted"] == len(new_texts)
-        assert added["redone"]["extract_cache_hits"] > 0
+        assert added.redone.chunks_extracted == len(new_texts)
+        assert added.redone.extract_cache_hits > 0
         titles = store.read("tests/document_entities", title="ferry.txt")[0]["titles"]
         assert "CAPTAIN RUTH AMADI" in titles
-        assert added["redone"]["reports_generated"] + added["redone"]["reports_reused"] == added["reports"]
-        assert added["redone"]["reports_reused"] > 0, "communities whose membership is unchanged keep their report"
-        assert added["redone"]["reports_generated"] < added["reports"]
+        assert added.redone.reports_generated + added.redone.reports_reused == added.reports
+        assert added.redone.reports_reused > 0, "communities whose membership is unchanged keep their report"
+        assert added.redone.reports_generated < added.reports
         # human_readable_ids survive the run: an item written again keeps its number, a new one gets a fresh one
         after = _numbers(store)
         for kind, numbers in after.items():
@@ -161,19 +161,19 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         # one removed file: what only it contributed disappears
         (corpus / "ferry.txt").unlink()
         removed = eng.index(corpus)
-        assert removed["documents"]["removed"] == 1 and removed["llm_calls"] == 0
-        assert removed["redone"]["deleted"]["documents"] == 1
+        assert removed.documents.removed == 1 and removed.llm_calls == 0
+        assert removed.redone.deleted["documents"] == 1
         assert store.read("tests/document_entities", title="ferry.txt")[0]["titles"] == []
         snap = _snapshot(store)
         assert not any("CAPTAIN RUTH AMADI" in e for e in snap["entities"])
-        assert removed["entities"] == first["entities"] and removed["reports"] == base_reports
+        assert removed.entities == first.entities and removed.reports == base_reports
 
         # one changed file: old version out, new version extracted
         path = corpus / "lantern-festival.txt"
         path.write_text(path.read_text() + "\nIn 2023 the lantern was carried by Tomas Reyes.\n", encoding="utf-8")
         n = len(fake_llm.chat_requests())
         changed = eng.index(corpus)
-        assert changed["documents"] == {"total": 4, "added": 1, "removed": 1, "unchanged": 3}
+        assert changed.documents.to_dict() == {"total": 4, "added": 1, "removed": 1, "unchanged": 3}
         assert all("lantern" in t.lower() for t in _extract_texts(fake_llm, n))
         assert "TOMAS REYES" in store.read("tests/document_entities", title="lantern-festival.txt")[0]["titles"]
         m = _model(store)
@@ -189,7 +189,7 @@ def test_two_runs_give_identical_ids_and_communities(cfg, corpus, store):
         first = _snapshot(store)
         store.run_auto("admin/reset")
         again = eng.index(corpus)
-    assert again["llm_calls"] == 0 and again["documents"]["added"] == 4
+    assert again.llm_calls == 0 and again.documents.added == 4
     assert _snapshot(store) == first
     assert first["communities"]
 
@@ -209,18 +209,18 @@ def test_bad_chunks_are_listed_not_fatal_and_429_is_retried(cfg, fake_llm, corpu
     fake_llm.fail_next = [429, 503]
     with Engine(cfg) as eng:
         s = eng.index(corpus)
-    failed = s["failures"]["chunks"]
-    assert len(failed) == 1 and failed[0]["document"] == "lantern-festival.txt"
-    assert "after one repair retry" in failed[0]["errors"][0]
-    assert s["failures"]["count"] == 1 and s["entities"] > 10 and s["reports"] == s["communities"]
+    failed = s.failures.chunks
+    assert len(failed) == 1 and failed[0].document == "lantern-festival.txt"
+    assert "after one repair retry" in failed[0].errors[0]
+    assert s.failures.count == 1 and s.entities > 10 and s.reports == s.communities
     repairs = [r for r in fake_llm.chat_requests() if any("could not be used" in m["content"] for m in r["messages"])]
     assert len(repairs) == 1
     # The failed answers are not cached: once the model behaves, a re-run extracts that chunk (and only it).
     fake_llm.responder = responder
     with Engine(cfg) as eng:
         again = eng.index(corpus)
-    assert again["failures"]["count"] == 0
-    assert again["llm_calls"] >= 1 and again["redone"]["chunks_extracted"] == 1
+    assert again.failures.count == 0
+    assert again.llm_calls >= 1 and again.redone.chunks_extracted == 1
 
 
 def test_bad_input_is_a_clear_error(cfg, tmp_path):
@@ -261,7 +261,7 @@ def test_reextraction_prunes_stale_mentions(cfg, fake_llm, corpus, store, tmp_pa
     fresh = cfg.model_copy(update={"index": cfg.index.model_copy(update={"cache_dir": str(tmp_path / "cache2")})})
     with Engine(fresh) as eng:
         s = eng.index(corpus)
-    assert s["redone"]["deleted"]["mentions"] > 0 and s["failures"]["count"] == 0
+    assert s.redone.deleted["mentions"] > 0 and s.failures.count == 0
     m = _model(store)
     assert m["bad_degree"] == 0 and m["unmentioned"] == 0 and m["bad_relationships"] == 0
 
@@ -278,7 +278,7 @@ def test_index_refuses_to_delete_an_imported_index_unless_reset(cfg, fake_llm, c
             eng.index(corpus)
         assert store.read("admin/counts")[0] == before  # nothing of the imported index was deleted
         s = eng.index(corpus, reset=True)
-    assert s["documents"]["removed"] == 0 and s["documents"]["added"] == s["documents"]["total"]
+    assert s.documents.removed == 0 and s.documents.added == s.documents.total
 
 
 def _reports(store) -> dict[str, dict]:
@@ -297,7 +297,7 @@ def test_a_document_touching_one_community_leaves_the_others_and_their_reports(c
     with Engine(cfg) as eng:
         first = eng.index(corpus)
         before = _reports(store)
-        assert first["failures"]["count"] == 0 and all(r["report_basis"] and r["graph_basis"] for r in before.values())
+        assert first.failures.count == 0 and all(r["report_basis"] and r["graph_basis"] for r in before.values())
         snap = store.read("tests/index_snapshot")[0]
         ids = {e.split("|")[1]: e.split("|")[0] for e in snap["entities"]}
         of = lambda eid, rows: {r[0] for r in rows if eid in r[5:]}  # noqa: E731
@@ -311,11 +311,11 @@ def test_a_document_touching_one_community_leaves_the_others_and_their_reports(c
         after = _reports(store)
         changed = set(after) - set(before)
         assert set(before) - set(after) == brandts, "only Oskar Brandt's community is replaced"
-        assert changed and added["redone"]["communities"]["new"] == len(changed)
+        assert changed and added.redone.communities.new == len(changed)
         kept = set(after) & set(before)
         assert all(after[i]["full_content"] == before[i]["full_content"] for i in kept), "kept reports untouched"
         assert all(after[i]["community"] == before[i]["community"] for i in kept), "kept numbers untouched"
-        assert added["redone"]["reports_generated"] == len(changed) and added["redone"]["reports_outdated"] == 0
+        assert added.redone.reports_generated == len(changed) and added.redone.reports_outdated == 0
         assert _report_calls(fake_llm, n) <= len(changed)
         snap = store.read("tests/index_snapshot")[0]
         amadi = [e.split("|")[0] for e in snap["entities"] if e.split("|")[1] == "CAPTAIN RUTH AMADI"]
@@ -325,8 +325,8 @@ def test_a_document_touching_one_community_leaves_the_others_and_their_reports(c
         snap = _snapshot(store)
         n = len(fake_llm.chat_requests())
         again = eng.index(corpus)
-        assert again["llm_calls"] == 0 and len(fake_llm.chat_requests()) == n
-        assert again["redone"]["reports_generated"] == 0 and again["redone"]["communities"]["new"] == 0
+        assert again.llm_calls == 0 and len(fake_llm.chat_requests()) == n
+        assert again.redone.reports_generated == 0 and again.redone.communities.new == 0
         assert _snapshot(store) == snap and _reports(store) == after
 
         # a sentence naming only Corran Foundry: no new edge, so its community keeps its id, but the
@@ -335,7 +335,7 @@ def test_a_document_touching_one_community_leaves_the_others_and_their_reports(c
         described = eng.index(corpus)
         latest = _reports(store)
         assert set(latest) == set(after), "no membership changed"
-        assert described["redone"]["reports_outdated"] == described["redone"]["reports_generated"] == 1
+        assert described.redone.reports_outdated == described.redone.reports_generated == 1
         redone = [i for i in latest if latest[i]["full_content"] != after[i]["full_content"]]
         assert len(redone) <= 1 and all(latest[i]["report_basis"] != after[i]["report_basis"] for i in redone)
         assert sum(latest[i]["report_basis"] != after[i]["report_basis"] for i in latest) == 1

@@ -83,13 +83,13 @@ def test_after_a_run_the_estimate_is_exact_and_costs_nothing(neo4j_cfg, neo4j_co
     cold = _stages(estimate_index(cfg, corpus))
     with Engine(cfg) as eng:
         run = eng.index(corpus)
-    assert run["failures"]["count"] == 0
+    assert run.failures.count == 0
     calls = len(fake_llm.chat_requests())
     warm = estimate_index(cfg, corpus)
     assert len(fake_llm.chat_requests()) == calls
     st = _stages(warm)
     assert warm["total"]["calls"] == 0 and warm["total"]["price_usd"] == 0
-    for phase, used in run["llm"].items():
+    for phase, used in run.llm.items():
         if phase == "total" or not used.get("llm_calls"):
             continue
         assert st[phase]["cached"] == used["llm_calls"], phase

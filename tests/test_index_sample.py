@@ -40,7 +40,7 @@ def test_sample_index_matches_hand_checked_facts():
 def test_sample_index_imports_as_the_graph_model(neo4j_cfg, store):
     with Engine(neo4j_cfg) as eng:
         summary = eng.import_graphrag(SAMPLE)
-    assert not summary["warnings"]
+    assert not summary.warnings
     m = store.read("tests/index_model")[0]
     assert (m["documents"], m["chunks"], m["entities"], m["relationships"]) == (4, 4, 13, 29)
     assert m["communities"] == m["reports"] == m["report_vectors"] == 4

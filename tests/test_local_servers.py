@@ -91,11 +91,11 @@ def test_index_local_global_drift_through_each_server(neo4j_cfg, neo4j_config, s
     profile = server.profile
     with Engine(_cfg(neo4j_config, server, tmp_path)) as eng:
         s = eng.index(DOCS)
-        assert s["failures"]["count"] == 0
-        got = (s["entities"], s["relationships"], s["communities"], s["reports"])
+        assert s.failures.count == 0
+        got = (s.entities, s.relationships, s.communities, s.reports)
         assert got == (13, 29, 4, 4), "the graph is the committed sample's whatever the server refused"
         sent = _formats(server)
-        fallbacks = s["llm"]["total"]["format_fallbacks"]
+        fallbacks = s.llm["total"]["format_fallbacks"]
         structured = sent.count("json_schema") + sent.count("json_object")
         if profile.json_schema == "honour":
             assert fallbacks == 0 and "json_object" not in sent and sent.count("json_schema") > 0

@@ -1,5 +1,5 @@
 """The shape of the package: its public surface, which way imports flow, and that every Cypher file is used
-with exactly the parameters its statements take. These guard the layout the README describes."""
+with exactly the parameters its statements take. These guard the layout docs/reference/api.md describes."""
 
 from __future__ import annotations
 
@@ -54,6 +54,11 @@ def test_public_surface_is_what_we_mean_to_export():
         "Trace",
         "Cost",
         "DriftgraphError",
+        "IndexSummary",
+        "ImportSummary",
+        "ExportSummary",
+        "AdoptSummary",
+        "DoctorReport",
     } <= set(driftgraph.__all__)
     for name in driftgraph.__all__:
         assert getattr(driftgraph, name) is not None
@@ -96,7 +101,7 @@ def test_requests_are_frozen_validated_once_and_name_the_field():
     with pytest.raises(RequestError, match="unknown field") as extra:
         BasicQuery.parse({"question": "q", "budgett": 3})
     assert extra.value.field == "budgett"
-    # every field has a description: --help, the README table and the HTTP schema read it
+    # every field has a description: --help (so the generated CLI reference) and the HTTP schema read it
     for model in (LocalQuery, DriftQuery, GlobalQuery, BasicQuery):
         for name, field in model.model_fields.items():
             assert field.description, f"{model.__name__}.{name} has no description"

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from driftgraph import ImportSummary
 from driftgraph.api import open_engine
 from driftgraph.config import LocalConfig, SynonymsConfig, parse_config
 from driftgraph.errors import ConfigError
@@ -26,7 +27,7 @@ SYN_EDGES = (
 )
 
 
-def _import(cfg: Any, folder: Path) -> dict[str, Any]:
+def _import(cfg: Any, folder: Path) -> ImportSummary:
     return graphrag_fixture.import_fresh(cfg, folder, graphrag_fixture.synonym_tables())
 
 
@@ -59,9 +60,9 @@ def test_synonym_keys_are_validated() -> None:
 def test_import_links_look_alike_names_once_and_a_rerun_adds_nothing(neo4j_config: dict, tmp_path: Path) -> None:
     cfg = make_config(neo4j_config)
     summary = _import(cfg, tmp_path)
-    syn = summary["synonyms"]
-    assert (syn["names_embedded"], syn["entities_linked"], syn["edges_total"], syn["skipped"]) == (5, 5, 1, None)
-    assert summary["phase_seconds"]["synonyms"] >= 0
+    syn = summary.synonyms
+    assert (syn.names_embedded, syn.entities_linked, syn.edges_total, syn.skipped) == (5, 5, 1, None)
+    assert summary.phase_seconds["synonyms"] >= 0
     with Store(cfg.neo4j) as store:
         edges = q(store, SYN_EDGES)
     # BOB and Bob: one name to an uncased embedder; ADA, CY and ENGINES are like nothing else here
@@ -96,12 +97,12 @@ def test_synonyms_are_skipped_loudly_past_the_entity_limit_and_quietly_when_disa
 ) -> None:
     summary = _import(make_config(neo4j_config, synonyms={"max_entities": 4}), tmp_path / "a")
     assert (
-        "5 entities > synonyms.max_entities (4)" in summary["synonyms"]["skipped"] and summary["synonyms"]["too_many"]
+        "5 entities > synonyms.max_entities (4)" in summary.synonyms.skipped and summary.synonyms.too_many
     )
-    assert summary["warnings"]["synonyms_skipped"] == 1
+    assert summary.warnings["synonyms_skipped"] == 1
     off = _import(make_config(neo4j_config, synonyms={"enabled": False}), tmp_path / "b")
-    assert off["synonyms"]["skipped"] == "synonyms.enabled is false" and not off["synonyms"]["too_many"]
-    assert "synonyms_skipped" not in off["warnings"]
+    assert off.synonyms.skipped == "synonyms.enabled is false" and not off.synonyms.too_many
+    assert "synonyms_skipped" not in off.warnings
     with Store(make_config(neo4j_config).neo4j) as store:
         assert q(store, SYN_EDGES) == []
         assert q(store, "MATCH (n:__Entity__) WHERE n.name_embedding IS NOT NULL RETURN count(n) AS n")[0]["n"] == 0

@@ -11,14 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from driftgraph.adopt.detect import detect
 from driftgraph.adopt.graph import describe, read_graph, write_entities, write_related
 from driftgraph.adopt.map import check_vectors, ensure_indexes, fill_chunks, fill_documents, link, refresh_aliases
+from driftgraph.adopt.summary import Added, AdoptFailures, AdoptSummary, ReusedVectors
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.reports import generate_reports
-from driftgraph.index.write import stored_report, sync_communities
+from driftgraph.index.summary import CommunityChanges, ReportFailure, TokenCount
+from driftgraph.index.write import Writer, stored_report, sync_communities
 from driftgraph.llm.cache import CallCache
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
@@ -31,8 +33,8 @@ if TYPE_CHECKING:
     from driftgraph.runtime import Runtime
 
 
-def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
-    """Fill driftgraph's model next to the graph another tool built; returns the JSON summary."""
+def run_adopt(rt: Runtime, source: str = "auto") -> AdoptSummary:
+    """Fill driftgraph's model next to the graph another tool built; returns its summary."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     icfg = cfg.index
     batch = icfg.write_batch_size
@@ -75,7 +77,8 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
         kept = {c.id for c in communities} & existing_ids
         existing = {r["id"]: stored_report(r) for r in stored_reports(store, kept)}
         reports, report_stats = generate_reports(graph, communities, chat, cfg, existing)
-        community_sync = sync_communities(store, existing_ids, communities, reports, batch, rt.count_tokens)
+        writer = Writer(store, batch, rt.count_tokens)
+        community_sync = sync_communities(writer, existing_ids, communities, reports)
         refresh_aliases(store, aliased)
     with stage("embed"):
         embedded = {kind: ingest.embed_pending(store, kind, embedder.embed, batch) for kind in ingest.EMBED_KINDS}
@@ -84,35 +87,34 @@ def run_adopt(rt: Runtime, source: str = "auto") -> dict[str, Any]:
     with stage("indexes"):
         store.run_auto("adopt/await_indexes", seconds=cfg.neo4j.index_wait_s)
     total = ledger.to_dict(per_phase=True)["total"]
-    return {
-        "source": found.source,
-        "found": found.counts,
-        "documents": found.counts["documents"],
-        "chunks": len(chunks),
-        "entities": len(graph.entities),
-        "relationships": len(graph.relationships),
-        "communities": len(communities),
-        "levels": len({c.level for c in communities}),
-        "reports": len(reports),
-        "llm_calls": total["llm_calls"],
-        "tokens": {"prompt": total["prompt_tokens"], "completion": total["completion_tokens"]},
-        "cache_hits": total["cache_hits"],
-        "added": {
-            **linked,
-            "descriptions": described["described"],
-            "related": related,
-            "communities": community_sync,
-            "reports_generated": report_stats["generated"],
-            "reports_reused": report_stats["reused"],
-            "embedded": embedded,
-            "synonyms": synonyms.to_dict(),
-        },
-        "reused_vectors": {"chunk": foreign_chunk_vectors, "entity": foreign_entity_vectors},
-        "aliased_indexes": aliased,
-        "failures": {
-            "count": len(described["failures"]) + len(report_stats["failures"]),
-            "descriptions": described["failures"],
-            "reports": report_stats["failures"],
-        },
-        "seconds": {**seconds, "total": round(time.perf_counter() - start_all, 3)},
-    }
+    return AdoptSummary(
+        source=found.source,
+        found=found.counts,
+        documents=found.counts["documents"],
+        chunks=len(chunks),
+        entities=len(graph.entities),
+        relationships=len(graph.relationships),
+        communities=len(communities),
+        levels=len({c.level for c in communities}),
+        reports=len(reports),
+        llm_calls=total["llm_calls"],
+        tokens=TokenCount(prompt=total["prompt_tokens"], completion=total["completion_tokens"]),
+        cache_hits=total["cache_hits"],
+        added=Added(
+            linked=linked,
+            descriptions=described["described"],
+            related=related,
+            communities=CommunityChanges.from_counts(community_sync),
+            reports_generated=report_stats["generated"],
+            reports_reused=report_stats["reused"],
+            embedded=embedded,
+            synonyms=synonyms,
+        ),
+        reused_vectors=ReusedVectors(chunk=foreign_chunk_vectors, entity=foreign_entity_vectors),
+        aliased_indexes=tuple(aliased),
+        failures=AdoptFailures(
+            descriptions=tuple(described["failures"]),
+            reports=tuple(ReportFailure.from_dict(f) for f in report_stats["failures"]),
+        ),
+        seconds={**seconds, "total": round(time.perf_counter() - start_all, 3)},
+    )

@@ -77,16 +77,15 @@ def doctor(as_json: JsonOpt = False) -> None:
     with engine() as eng:
         report = eng.doctor()
     if as_json:
-        print_json(report)
+        print_json(report.to_dict())
     else:
-        for part, res in report.items():
-            state_ = res.get("state") or ("ok" if res["ok"] else "fail")
+        for part, check in report.parts():
+            state_ = check.state or ("ok" if check.ok else "fail")
             label, color = {"ok": ("ok", "green"), "empty": ("empty", "yellow")}.get(state_, ("FAIL", "red"))
-            shown = {k: v for k, v in res.items() if k not in ("ok", "state", "seconds")}
-            plain = ", ".join(f"{k}={v}" for k, v in shown.items() if not isinstance(v, list | dict))
-            detail = res.get("error") or res.get("note") or plain
+            plain = ", ".join(f"{k}={v}" for k, v in check.details.items() if not isinstance(v, list | dict))
+            detail = check.error or check.note or plain
             console().print(f"[{color}]{label:>5}[/] {part:<10} {detail}")
-    if not report["neo4j"]["ok"]:
+    if not report.neo4j.ok:
         raise typer.Exit(1)
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from driftgraph.cli import app
 from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state, synonym_line
+
+if TYPE_CHECKING:
+    from driftgraph import AdoptSummary
 
 FromOpt = Annotated[
     str,
@@ -22,34 +25,34 @@ def adopt(source: FromOpt = "auto", as_json: JsonOpt = False, config: ConfigOpt 
     if config is not None:
         state.config_path = config
     with engine() as eng:
-        summary = eng.adopt(source=source)
+        summary: AdoptSummary = eng.adopt(source=source)
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
     else:
         _render(summary)
 
 
-def _render(s: dict[str, Any]) -> None:
+def _render(s: AdoptSummary) -> None:
     out = console()
-    a = s["added"]
+    a = s.added
     out.print(
-        f"adopted a {s['source']} graph: documents {s['documents']}, chunks {s['chunks']}, entities {s['entities']}, "
-        f"RELATED {s['relationships']}, communities {s['communities']} on {s['levels']} levels, "
-        f"reports {s['reports']}"
+        f"adopted a {s.source} graph: documents {s.documents}, chunks {s.chunks}, entities {s.entities}, "
+        f"RELATED {s.relationships}, communities {s.communities} on {s.levels} levels, "
+        f"reports {s.reports}"
     )
     out.print(
-        f"LLM calls {s['llm_calls']} (cache hits {s['cache_hits']}); descriptions written {a['descriptions']}, "
-        f"reports generated {a['reports_generated']}, reused {a['reports_reused']}; embedded "
-        + ", ".join(f"{k} {v}" for k, v in a["embedded"].items())
+        f"LLM calls {s.llm_calls} (cache hits {s.cache_hits}); descriptions written {a.descriptions}, "
+        f"reports generated {a.reports_generated}, reused {a.reports_reused}; embedded "
+        + ", ".join(f"{k} {v}" for k, v in a.embedded.items())
         + "; reused the other tool's vectors: "
-        + ", ".join(f"{k} {v}" for k, v in s["reused_vectors"].items())
+        + ", ".join(f"{k} {v}" for k, v in s.reused_vectors.to_dict().items())
     )
-    out.print(synonym_line(a["synonyms"]))
-    if s["aliased_indexes"]:
-        out.print(f"indexes on alias labels (the other tool's index covers the property): {s['aliased_indexes']}")
-    f = s["failures"]
-    if f["count"]:
-        out.print(f"[yellow]failures: {f['count']}[/]")
-        for line in [*f["descriptions"], *(str(r) for r in f["reports"])][:10]:
+    out.print(synonym_line(a.synonyms.to_dict()))
+    if s.aliased_indexes:
+        out.print(f"indexes on alias labels (the other tool's index covers the property): {list(s.aliased_indexes)}")
+    f = s.failures
+    if f.count:
+        out.print(f"[yellow]failures: {f.count}[/]")
+        for line in [*f.descriptions, *(str(r.to_dict()) for r in f.reports)][:10]:
             out.print(f"  {line}")
-    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s["seconds"].items()))
+    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s.seconds.items()))

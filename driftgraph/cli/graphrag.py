@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from driftgraph.cli import app
 from driftgraph.cli.common import JsonOpt, engine, print_json, synonym_line
+
+if TYPE_CHECKING:
+    from driftgraph import ExportSummary, ImportSummary
 
 
 class _RichProgress:
@@ -46,34 +49,31 @@ def import_graphrag(
 ) -> None:
     """Import a Microsoft GraphRAG index into Neo4j, keeping every GraphRAG id; safe to re-run."""
     with engine() as eng, _progress() as progress:
-        summary = eng.import_graphrag(
+        summary: ImportSummary = eng.import_graphrag(
             directory, reset=reset, embed=False if no_embed else None, batch_size=batch_size, progress=progress
         )
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
         return
     _print_summary(summary)
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
-    counts = ", ".join(f"{k} {v}" for k, v in summary["counts"].items())
-    typer.echo(f"imported {summary['source']} in {summary['seconds']} s: {counts}, RELATED {summary['relationships']}")
-    emb = summary["embedded"]
-    if emb.get("skipped"):
+def _print_summary(summary: ImportSummary) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.to_dict().items())
+    typer.echo(f"imported {summary.source} in {summary.seconds} s: {counts}, RELATED {summary.relationships}")
+    emb = summary.embedded
+    if emb is None:
         typer.echo("embeddings: skipped (--no-embed)")
     else:
-        parts = [
-            f"{k} {emb[k].get('embedded', 0)} embedded + {emb[k].get('precomputed', 0)} precomputed"
-            for k in ("entity", "chunk", "community")
-        ]
-        typer.echo(f"embeddings ({emb['model']}, {emb['dimensions']}-d): " + ", ".join(parts))
-        for k in ("entity", "chunk", "community"):
-            note = emb.get(k, {}).get("note")
-            if note:
-                typer.echo(f"  {k}: {note}")
-    typer.echo(synonym_line(summary["synonyms"]))
-    for key, n in summary["warnings"].items():
-        example = (summary["warning_examples"].get(key) or [""])[0]
+        kinds = [(k, emb.kinds[k]) for k in ("entity", "chunk", "community") if k in emb.kinds]
+        parts = [f"{k} {e.embedded} embedded + {e.precomputed} precomputed" for k, e in kinds]
+        typer.echo(f"embeddings ({emb.model}, {emb.dimensions}-d): " + ", ".join(parts))
+        for k, e in kinds:
+            if e.note:
+                typer.echo(f"  {k}: {e.note}")
+    typer.echo(synonym_line(summary.synonyms.to_dict()))
+    for key, n in summary.warnings.items():
+        example = (summary.warning_examples.get(key) or [""])[0]
         typer.echo(f"warning: {key}: {n} (e.g. {example})")
 
 
@@ -84,8 +84,8 @@ def export_graphrag(
 ) -> None:
     """Write the graph back as GraphRAG parquet tables (documents, text_units, entities, ...)."""
     with engine() as eng, _progress() as progress:
-        summary = eng.export_graphrag(out, progress=progress)
+        summary: ExportSummary = eng.export_graphrag(out, progress=progress)
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
         return
-    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in summary["rows"].items()))
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in summary.rows.items()))

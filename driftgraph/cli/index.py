@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from driftgraph.cli import app
 from driftgraph.cli.common import ConfigOpt, JsonOpt, console, engine, print_json, state, synonym_line
+
+if TYPE_CHECKING:
+    from driftgraph import IndexSummary
 
 EXIT_FAILURES = 3  # finished, but some items failed: a distinct code scripts can test
 
@@ -49,43 +52,41 @@ def index(
                 return
             if not typer.confirm("Run the index?", default=False, err=True):
                 raise typer.Exit(1)
-        summary = eng.index(directory, reset=reset, progress=True, batch=batch)
+        summary: IndexSummary = eng.index(directory, reset=reset, progress=True, batch=batch)
     if as_json:
-        print_json(summary)
+        print_json(summary.to_dict())
     else:
         _render(summary)
-    failed = int(summary.get("failures", {}).get("count", 0))
+    failed = summary.failures.count
     if failed and not allow_failures:
         typer.echo(f"index finished with {failed} failures (listed above; the next run retries them): exit 3", err=True)
         raise typer.Exit(EXIT_FAILURES)
 
 
-def _render(s: dict[str, Any]) -> None:
+def _render(s: IndexSummary) -> None:
     out = console()
-    d = s["documents"]
+    d = s.documents
     out.print(
-        f"documents {d['total']} (added {d['added']}, removed {d['removed']}, unchanged {d['unchanged']}), "
-        f"chunks {s['chunks']}, entities {s['entities']}, relationships {s['relationships']}, "
-        f"claims {s['claims']}, communities {s['communities']} on {s['levels']} levels, reports {s['reports']}"
+        f"documents {d.total} (added {d.added}, removed {d.removed}, unchanged {d.unchanged}), "
+        f"chunks {s.chunks}, entities {s.entities}, relationships {s.relationships}, "
+        f"claims {s.claims}, communities {s.communities} on {s.levels} levels, reports {s.reports}"
     )
-    r = s["redone"]
+    r = s.redone
     out.print(
-        f"LLM calls {s['llm_calls']} (cache hits {s['cache_hits']}), tokens {s['tokens']['prompt']} in / "
-        f"{s['tokens']['completion']} out; reports generated {r['reports_generated']}, reused {r['reports_reused']}"
+        f"LLM calls {s.llm_calls} (cache hits {s.cache_hits}), tokens {s.tokens.prompt} in / "
+        f"{s.tokens.completion} out; reports generated {r.reports_generated}, reused {r.reports_reused}"
     )
-    syn = r["synonyms"]
-    out.print(synonym_line(syn), style="yellow" if syn["too_many"] else None)
-    f = s["failures"]
-    if f["count"]:
-        out.print(f"[yellow]failures: {f['count']}[/] (chunks {len(f['chunks'])}, reports {len(f['reports'])})")
-        for item in f["chunks"][:10]:
-            out.print(f"  chunk {item['chunk_id'][:12]} of {item['document']}: {'; '.join(item['errors'])}")
-    load = s["load"]
-    for item in load["skipped"]:
-        out.print(f"[yellow]skipped[/] {item['path']}: {item['reason']}")
-    for item in load["warnings"]:
-        out.print(f"[yellow]warning[/] {item['path']}: {item['warning']}")
-    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s["seconds"].items()))
+    out.print(synonym_line(r.synonyms.to_dict()), style="yellow" if r.synonyms.too_many else None)
+    f = s.failures
+    if f.count:
+        out.print(f"[yellow]failures: {f.count}[/] (chunks {len(f.chunks)}, reports {len(f.reports)})")
+        for item in f.chunks[:10]:
+            out.print(f"  chunk {item.chunk_id[:12]} of {item.document}: {'; '.join(item.errors)}")
+    for skipped in s.load.skipped:
+        out.print(f"[yellow]skipped[/] {skipped['path']}: {skipped['reason']}")
+    for warned in s.load.warnings:
+        out.print(f"[yellow]warning[/] {warned['path']}: {warned['warning']}")
+    out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s.seconds.items()))
 
 
 def render_estimate(e: dict[str, Any]) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.importers.summary import ExportSummary
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -167,8 +169,8 @@ def _findings(value: Any) -> list[Row] | None:
     return [{"summary": f.get("summary"), "explanation": f.get("explanation")} for f in items]
 
 
-def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> dict[str, Any]:
-    """Write every table to ``out``; returns ``{"out": path, "rows": {table: n}}``."""
+def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> ExportSummary:
+    """Write every table to ``out``; returns the folder and the rows written per table."""
     store, page_size = rt.store, rt.config.import_.batch_size
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -208,7 +210,7 @@ def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> dict[str, 
     finally:
         for w in writers.values():
             w.close()
-    return {"out": str(out), "rows": {name: w.rows for name, w in writers.items()}}
+    return ExportSummary(out=str(out), rows={name: w.rows for name, w in writers.items()})
 
 
 def _report(r: Row) -> Row:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from driftgraph.config import ImportConfig
 from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, iter_rows
+from driftgraph.importers.summary import ImportEmbedding, ImportSummary, KindEmbedding, NodeCounts, TableWrite
 from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
 from driftgraph.store.foreign import refuse_foreign
@@ -47,8 +49,8 @@ def run_import(
     embed: bool | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Import one GraphRAG output folder; returns the JSON summary (counts, warnings, embedding, seconds)."""
+) -> ImportSummary:
+    """Import one GraphRAG output folder; returns its summary (counts, warnings, embedding, seconds)."""
     cfg = rt.config
     batch = batch_size or cfg.import_.batch_size
     do_embed = cfg.import_.embed if embed is None else embed
@@ -82,12 +84,11 @@ def run_import(
         store.run("ingest/placeholder_entities", rows=rows)
     tables = _write_tables(store, cat, batch, tokens, progress)
     lap("write")
-    embedded: dict[str, Any] = {"skipped": True}
+    embedded: ImportEmbedding | None = None
     synonyms = SynonymSummary(skipped="--no-embed")
     if do_embed:
-        embedded = embed_all(
-            store, rt.embedder, cat.directory, cfg.import_.embed_batch_size, cat.warnings, progress, cfg.import_
-        )
+        job = EmbedJob(store, rt.embedder, cfg.import_.embed_batch_size, cat.warnings, cfg.import_)
+        embedded = embed_all(job, cat.directory, progress)
         lap("embed")
         synonyms = link_synonyms(store, rt.embedder.embed, cfg.synonyms, cfg.import_.embed_batch_size, progress.task)
         if synonyms.too_many:
@@ -98,31 +99,31 @@ def run_import(
     await_online(store, cfg.neo4j.index_wait_s)  # a query right after the import finds every index ONLINE
     lap("indexes")
     counts = store.read("admin/counts")[0]
-    return {
-        "source": str(cat.directory),
-        "counts": {
-            "Document": counts["documents"],
-            "Chunk": counts["chunks"],
-            "__Entity__": counts["entities"],
-            "__Community__": counts["communities"],
-            "Claim": counts["claims"],
-        },
-        "relationships": counts["relationships"],
-        "placeholder_entities": sorted(cat.placeholder_ids),  # in __Entity__'s count, flagged placeholder=true
-        "tables": tables,
-        "embedded": embedded,
-        "synonyms": synonyms.to_dict(),
-        "warnings": dict(sorted(cat.warnings.counts.items())),
-        "warning_examples": dict(sorted(cat.warnings.examples.items())),
-        "phase_seconds": phases,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    return ImportSummary(
+        source=str(cat.directory),
+        counts=NodeCounts(
+            documents=counts["documents"],
+            chunks=counts["chunks"],
+            entities=counts["entities"],
+            communities=counts["communities"],
+            claims=counts["claims"],
+        ),
+        relationships=counts["relationships"],
+        placeholder_entities=tuple(sorted(cat.placeholder_ids)),  # in entities' count, flagged placeholder=true
+        tables=tables,
+        embedded=embedded,
+        synonyms=synonyms,
+        warnings=dict(sorted(cat.warnings.counts.items())),
+        warning_examples=dict(sorted(cat.warnings.examples.items())),
+        phase_seconds=phases,
+        seconds=round(time.perf_counter() - started, 2),
+    )
 
 
 def _write_tables(
     store: Store, cat: Catalog, batch: int, tokens: Callable[[str], int], progress: Progress
-) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+) -> dict[str, TableWrite]:
+    out: dict[str, TableWrite] = {}
 
     skipped = {  # rows validation already counted as skipped, so the bars end full
         "entities": cat.warnings.counts["entities_without_title"],
@@ -148,13 +149,7 @@ def _write_tables(
             continue
         started = time.perf_counter()
         written = write(tf, progress.task(name, tf.rows - skipped.get(name, 0)))
-        out[name] = {
-            "file": tf.path.name,
-            "rows": tf.rows,
-            "written": written,
-            "skipped": tf.rows - written,
-            "seconds": round(time.perf_counter() - started, 2),
-        }
+        out[name] = TableWrite(tf.path.name, tf.rows, written, round(time.perf_counter() - started, 2))
     return out
 
 
@@ -286,30 +281,37 @@ def _claims(tf: TableFile, cat: Catalog, batch: int) -> Iterator[Row]:
 
 
 # -- embeddings -----------------------------------------------------------------------------------------------
-def embed_all(
-    store: Store,
-    embedder: Embedder,
-    directory: Path,
-    page: int,
-    warnings: Warnings,
-    progress: Progress,
-    bulk: ImportConfig | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EmbedJob:
+    """Who embeds an import and how: the store, the embedder, texts per call (``page``), where warnings go and the
+    bulk-write settings for precomputed vectors."""
+
+    store: Store
+    embedder: Embedder
+    page: int
+    warnings: Warnings
+    bulk: ImportConfig | None = None
+
+
+def embed_all(job: EmbedJob, directory: Path, progress: Progress) -> ImportEmbedding:
     """Precomputed vectors of matching dimension first, then the embedder for every node still without one."""
-    out: dict[str, Any] = {"model": embedder.model_id, "dimensions": embedder.dimensions}
-    for kind, file in EMBEDDING_FILES.items():
-        out[kind] = _precomputed(store, embedder, directory / file, kind, page, warnings, bulk)
+    store, embedder, page = job.store, job.embedder, job.page
+    kinds = {kind: _precomputed(job, directory / file, kind) for kind, file in EMBEDDING_FILES.items()}
     pending = ingest.pending_embedding_counts(store)
     started, total = time.perf_counter(), 0
     for kind in ingest.EMBED_KINDS:
         tick = progress.task(f"embed {kind}", pending[kind])
         n = ingest.embed_pending(store, kind, embedder.embed, page, tick)
-        out[kind]["embedded"] = n
+        kinds[kind] = replace(kinds.get(kind, KindEmbedding()), embedded=n)
         total += n
     seconds = time.perf_counter() - started
-    out["embed_seconds"] = round(seconds, 2)
-    out["items_per_second"] = round(total / seconds, 1) if total and seconds > 0 else None
-    return out
+    return ImportEmbedding(
+        model=embedder.model_id,
+        dimensions=embedder.dimensions,
+        kinds=kinds,
+        embed_seconds=round(seconds, 2),
+        items_per_second=round(total / seconds, 1) if total and seconds > 0 else None,
+    )
 
 
 PROVENANCE_SAMPLE = 5
@@ -348,19 +350,12 @@ def _other_model(
     )
 
 
-def _precomputed(
-    store: Store,
-    embedder: Embedder,
-    path: Path,
-    kind: str,
-    page: int,
-    warnings: Warnings,
-    bulk: ImportConfig | None = None,
-) -> dict[str, Any]:
+def _precomputed(job: EmbedJob, path: Path, kind: str) -> KindEmbedding:
     """Use ``embeddings.*.parquet`` only when its vectors come from the configured embedder: the same dimension
     and, on a sample, the vectors the embedder gives the same texts (``_other_model``); otherwise say why not."""
     if not path.is_file():
-        return {"precomputed": 0}
+        return KindEmbedding()
+    store, embedder, page, warnings = job.store, job.embedder, job.page, job.warnings
     from driftgraph.importers.graphrag import Col, Table, open_table
     from driftgraph.store.bulk import parallel_write, vector_batches, vector_dimensions
 
@@ -373,7 +368,7 @@ def _precomputed(
             f"re-embedded with {embedder.model_id}"
         )
         warnings.add("embeddings_wrong_dimension", note)
-        return {"precomputed": 0, "note": note}
+        return KindEmbedding(note=note)
     id_map: dict[str, str] | None = None
     if kind == "community":  # GraphRAG keys report vectors by report id
         id_map = {r["report_id"]: r["id"] for r in store.read("ingest/community_report_ids")}
@@ -381,8 +376,8 @@ def _precomputed(
     if other is not None:
         note = f"{path.name}: {other}: re-embedded with {embedder.model_id}"
         warnings.add("embeddings_other_model", note)
-        return {"precomputed": 0, "note": note}
-    bulk = bulk or ImportConfig()
+        return KindEmbedding(note=note)
+    bulk = job.bulk or ImportConfig()
     batches = vector_batches(path, bulk.vector_batch_size, id_map)
     written = parallel_write(store, f"ingest/embeddings_{kind}", batches, bulk.writers)
-    return {"precomputed": written, "note": f"used {written} vectors from {path.name}"}
+    return KindEmbedding(precomputed=written, note=f"used {written} vectors from {path.name}")

@@ -26,6 +26,7 @@ from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.partition import Previous
 from driftgraph.index.progress import Bars
 from driftgraph.index.reports import generate_reports
+from driftgraph.index.summary import BatchRound, BatchStats, IndexSummary
 from driftgraph.index.write import stored_report
 from driftgraph.llm.batches import run_round
 from driftgraph.llm.cache import CallCache
@@ -96,7 +97,7 @@ class BatchChat(ChatClient):
             self._calls.delete(result.cache_key)
 
 
-def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: bool) -> dict[str, Any]:
+def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: bool) -> IndexSummary:
     """Batches fill the cache stage by stage, then the ordinary run reads only the cache; summary + ``batch``.
 
     A database ``index`` would refuse (an imported GraphRAG index without ``--reset``, an adopted graph) is
@@ -109,8 +110,8 @@ def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: 
     chat.collecting = False
     chat.failed = stats.pop("_failed_keys")
     summary = run_index(rt, path, reset=reset, progress=progress, chat=chat)
-    summary["batch"] = stats
-    return summary
+    rounds = tuple(BatchRound(r["stage"], r["requests"], r["failed"], r["phases"]) for r in stats["rounds"])
+    return summary.with_batch(BatchStats(rounds))
 
 
 def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: bool) -> dict[str, Any]:

@@ -23,7 +23,18 @@ from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.progress import Bars
 from driftgraph.index.reports import generate_reports
-from driftgraph.index.write import previous_partition, stored_report, sync_communities, sync_graph
+from driftgraph.index.summary import (
+    ChunkFailure,
+    CommunityChanges,
+    DocumentCounts,
+    IndexFailures,
+    IndexSummary,
+    LoadSummary,
+    Redone,
+    ReportFailure,
+    TokenCount,
+)
+from driftgraph.index.write import Writer, previous_partition, stored_report, sync_communities, sync_graph
 from driftgraph.llm.cache import CallCache
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
@@ -49,9 +60,10 @@ def run_index(
     reset: bool = False,
     progress: bool = True,
     chat: ChatClient | None = None,
-) -> dict[str, Any]:
-    """Index ``path`` into the database; returns the JSON summary. ``chat`` replaces the endpoint client
-    (``index --batch`` hands one that only reads the cache its batches filled)."""
+) -> IndexSummary:
+    """Index ``path`` into the database; returns its summary (``to_dict()`` is the ``--json`` document).
+    ``chat`` replaces the endpoint client (``index --batch`` hands one that only reads the cache its batches
+    filled)."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {}
     start_all = time.perf_counter()
@@ -66,7 +78,6 @@ def run_index(
     enc = cfg.tokenizer.encoding
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
-    summary: dict[str, Any] = {"input": str(path)}
     with Bars(progress) as bars:
         with stage("load"):
             loaded = load_documents(path, icfg)
@@ -94,19 +105,20 @@ def run_index(
             previous = previous_partition(store) if icfg.stable_communities else []
             mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
-        summary["documents"] = {
-            "total": len(docs),
-            "added": len(doc_ids - state["documents"]),
-            "removed": len(state["documents"] - doc_ids),
-            "unchanged": len(doc_ids & state["documents"]),
-        }
+        documents = DocumentCounts(
+            total=len(docs),
+            added=len(doc_ids - state["documents"]),
+            removed=len(state["documents"] - doc_ids),
+            unchanged=len(doc_ids & state["documents"]),
+        )
         with stage("extract"):
             extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
         with stage("merge"):
             graph = merge(chunks, extractions)
             summaries = summarize_descriptions(graph, chat, cfg, bars.task("summarize", None))
         with stage("write"):
-            deleted = sync_graph(store, state, docs, chunks, graph, icfg.write_batch_size, tokens)
+            writer = Writer(store, icfg.write_batch_size, tokens)
+            deleted = sync_graph(writer, state, docs, chunks, graph)
         bars.done("write")
         with stage("communities"):
             communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed, previous)
@@ -117,9 +129,7 @@ def run_index(
             reports, report_stats = generate_reports(
                 graph, communities, chat, cfg, existing, bars.task("reports", len(communities))
             )
-            community_sync = sync_communities(
-                store, state["communities"], communities, reports, icfg.write_batch_size, tokens
-            )
+            community_sync = sync_communities(writer, state["communities"], communities, reports)
         with stage("embed"):
             embedded = _embed(store, embedder, icfg.write_batch_size, bars)
         with stage("synonyms"):
@@ -128,56 +138,53 @@ def run_index(
             from driftgraph.store.online import await_online
 
             await_online(store, cfg.neo4j.index_wait_s)  # queries right after `index` find every index ONLINE
-    cost = ledger.to_dict(per_phase=True)
+    cost: dict[str, dict[str, int]] = ledger.to_dict(per_phase=True)
     total = cost["total"]
     extract_cost = [cost[p] for p in EXTRACT_PHASES if p in cost]
     doc_of = {c.id: c.document_id for c in chunks}
     titles = {d.id: d.title for d in docs}
-    failed_chunks = [
-        {"chunk_id": e.chunk_id, "document": titles[doc_of[e.chunk_id]], "errors": e.failures}
-        for e in extractions
-        if e.failures
-    ]
-    summary.update(
-        {
-            "chunks": len(chunks),
-            "entities": len(graph.entities),
-            "relationships": len(graph.relationships),
-            "claims": len(graph.claims),
-            "communities": len(communities),
-            "levels": len({c.level for c in communities}),
-            "reports": len(reports),
-            "llm_calls": total["llm_calls"],
-            "tokens": {"prompt": total["prompt_tokens"], "completion": total["completion_tokens"]},
-            "cache_hits": total["cache_hits"],
-            "redone": {
-                "documents_extracted": len({doc_of[e.chunk_id] for e in extractions if e.llm_calls}),
-                "chunks_extracted": sum(1 for e in extractions if e.llm_calls),
-                "extract_llm_calls": sum(c["llm_calls"] for c in extract_cost),
-                "extract_cache_hits": sum(c["cache_hits"] for c in extract_cost),
-                "descriptions_summarized": summaries["summarized"],
-                "communities": community_sync,
-                "reports_generated": report_stats["generated"],
-                "reports_reused": report_stats["reused"],
-                "reports_outdated": report_stats["outdated"],
-                "reports_with_substituted_sub_reports": report_stats["substituted"],
-                "deleted": deleted,
-                "embedded": embedded,
-                "synonyms": synonyms.to_dict(),
-            },
-            "failures": {
-                "count": len(failed_chunks) + len(report_stats["failures"]) + len(summaries["failures"]),
-                "chunks": failed_chunks,
-                "reports": report_stats["failures"],
-                "summaries": summaries["failures"],
-                "dropped_records": sum(e.dropped_records for e in extractions),
-            },
-            "load": loaded.summary(),
-            "llm": cost,
-            "seconds": {**seconds, "total": round(time.perf_counter() - start_all, 3)},
-        }
+    return IndexSummary(
+        input=str(path),
+        documents=documents,
+        chunks=len(chunks),
+        entities=len(graph.entities),
+        relationships=len(graph.relationships),
+        claims=len(graph.claims),
+        communities=len(communities),
+        levels=len({c.level for c in communities}),
+        reports=len(reports),
+        llm_calls=total["llm_calls"],
+        tokens=TokenCount(prompt=total["prompt_tokens"], completion=total["completion_tokens"]),
+        cache_hits=total["cache_hits"],
+        redone=Redone(
+            documents_extracted=len({doc_of[e.chunk_id] for e in extractions if e.llm_calls}),
+            chunks_extracted=sum(1 for e in extractions if e.llm_calls),
+            extract_llm_calls=sum(c["llm_calls"] for c in extract_cost),
+            extract_cache_hits=sum(c["cache_hits"] for c in extract_cost),
+            descriptions_summarized=summaries["summarized"],
+            communities=CommunityChanges.from_counts(community_sync),
+            reports_generated=report_stats["generated"],
+            reports_reused=report_stats["reused"],
+            reports_outdated=report_stats["outdated"],
+            reports_with_substituted_sub_reports=report_stats["substituted"],
+            deleted=deleted,
+            embedded=embedded,
+            synonyms=synonyms,
+        ),
+        failures=IndexFailures(
+            chunks=tuple(
+                ChunkFailure(e.chunk_id, titles[doc_of[e.chunk_id]], tuple(e.failures))
+                for e in extractions
+                if e.failures
+            ),
+            reports=tuple(ReportFailure.from_dict(f) for f in report_stats["failures"]),
+            summaries=tuple(summaries["failures"]),
+            dropped_records=sum(e.dropped_records for e in extractions),
+        ),
+        load=LoadSummary.from_dict(loaded.summary()),
+        llm=cost,
+        seconds={**seconds, "total": round(time.perf_counter() - start_all, 3)},
     )
-    return summary
 
 
 def _embed(store: Store, embedder: Embedder, page_size: int, bars: Bars) -> dict[str, int]:

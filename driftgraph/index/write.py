@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from driftgraph.index.chunk import Chunk
@@ -203,16 +204,21 @@ def stale(
     }
 
 
+@dataclass(frozen=True)
+class Writer:
+    """Where and how an index run writes: the store, rows per write transaction, and the token counter that
+    gives each text's ``n_tokens``."""
+
+    store: Store
+    batch_size: int
+    tokens: Callable[[str], int]
+
+
 def sync_graph(
-    store: Store,
-    state: dict[str, Any],
-    docs: Sequence[Document],
-    chunks: Sequence[Chunk],
-    graph: Graph,
-    batch_size: int,
-    tokens: Callable[[str], int],
+    writer: Writer, state: dict[str, Any], docs: Sequence[Document], chunks: Sequence[Chunk], graph: Graph
 ) -> dict[str, int]:
     """Delete stale, write current documents, chunks, entities, relationships, claims; returns deletions."""
+    store, batch_size, tokens = writer.store, writer.batch_size, writer.tokens
     gone = stale(state, docs, chunks, graph)
     deleted = {"documents": ingest.delete_documents(store, sorted(gone["documents"]), batch_size)}
     for kind in ("claims", "relationships", "chunks", "entities"):
@@ -229,15 +235,11 @@ def sync_graph(
 
 
 def sync_communities(
-    store: Store,
-    existing: set[str],
-    communities: Sequence[Community],
-    reports: dict[str, Report],
-    batch_size: int,
-    tokens: Callable[[str], int],
+    writer: Writer, existing: set[str], communities: Sequence[Community], reports: dict[str, Report]
 ) -> dict[str, int]:
     """Replace the community layer: drop removed communities, relink kept ones, write reports, then the
     bases the next incremental run compares against (last, so a crash before it only costs a re-check)."""
+    store, batch_size, tokens = writer.store, writer.batch_size, writer.tokens
     new_ids = {c.id for c in communities}
     removed = delete_by_id(store, "communities", existing - new_ids, batch_size)
     clear_community_parents(store, existing & new_ids, batch_size)

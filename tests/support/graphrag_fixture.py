@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from driftgraph import ImportSummary
 
 
 def tables() -> dict[str, list[dict[str, Any]]]:
@@ -241,7 +244,7 @@ def import_chain(cfg: Any, folder: Path) -> Any:
     return cfg
 
 
-def import_fresh(cfg: Any, folder: Path, data: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+def import_fresh(cfg: Any, folder: Path, data: dict[str, list[dict[str, Any]]] | None = None) -> ImportSummary:
     """``data`` (default: ``tables()``) written to ``folder`` and imported, with embeddings, into the empty
     database of ``cfg`` (reset and schema dropped first); returns the import summary."""
     from driftgraph.api import open_engine
@@ -251,7 +254,7 @@ def import_fresh(cfg: Any, folder: Path, data: dict[str, list[dict[str, Any]]] |
         store.run_auto("admin/reset")
         store.run_auto("admin/drop_schema")
     with open_engine(cfg) as eng:
-        summary: dict[str, Any] = eng.import_graphrag(write(folder, data), reset=True, embed=True)
+        summary = eng.import_graphrag(write(folder, data), reset=True, embed=True)
     return summary
 
 
