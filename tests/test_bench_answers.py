@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench import answer_metrics as am
+from bench.run.dg import answer_metrics as am
 from tests.support.drift_fakes import tree_responder
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.global_fake import responder as global_responder

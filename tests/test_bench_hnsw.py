@@ -1,4 +1,4 @@
-"""The HNSW bench (bench/dg/hnsw.py) against a real Neo4j: recall is counted against exact search, each
+"""The HNSW bench (bench/run/dg/hnsw.py) against a real Neo4j: recall is counted against exact search, each
 setting's index really is built with that setting, and the bench leaves nothing behind."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 def test_recall_against_exact_search_and_nothing_left_behind(neo4j_cfg, neo4j_config, monkeypatch):
     import neo4j
 
-    from bench.dg import hnsw
+    from bench.run.dg import hnsw
 
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((200, 64)).astype(np.float32)

@@ -43,6 +43,15 @@ def test_bootstrap_interval_is_seeded_and_holds_the_mean() -> None:
     assert bootstrap_ci([0.7] * 20) == pytest.approx((0.7, 0.7))  # no spread, no interval
 
 
+def test_mean_ci_is_the_one_interval_cell_both_report_tables_print() -> None:
+    from bench.metrics import bootstrap_ci, mean_ci
+
+    vals = [0.0, 0.5, 1.0, 1.0, 0.25, 0.75]
+    lo, hi = bootstrap_ci(vals, seed=0)
+    assert mean_ci(vals) == f"0.583 [{lo:.2f}–{hi:.2f}]"
+    assert mean_ci([0.7] * 20) == "0.700 [0.70–0.70]"
+
+
 def test_paired_counts_wins_and_says_when_a_difference_is_noise() -> None:
     from bench.metrics import paired
 
@@ -92,7 +101,7 @@ def test_cross_validation_scores_the_choice_on_held_out_questions() -> None:
 
 
 def test_sensitivity_scales_one_key_nested_or_not_and_its_table_marks_significance():
-    from bench.dg.sensitivity import scaled, table
+    from bench.run.dg.sensitivity import scaled, table
 
     defaults = {"chunk_top_k": 60, "ppr": {"damping": 0.5, "fetch": False}}
     assert scaled(defaults, "chunk_top_k", 0.75) == ({"chunk_top_k": 45}, 45)
@@ -123,7 +132,7 @@ def test_sensitivity_scales_one_key_nested_or_not_and_its_table_marks_significan
 
 
 def test_the_cross_validation_table_shows_each_configurations_ranked_recall() -> None:
-    from bench.report_stats import cross_validation
+    from bench.report.stats import cross_validation
 
     fold = {"chosen": "defaults", "train": 0.5, "test": 0.5, "n": 2}
     config = {"overrides": {}, "recall": {"2000": [1.0, 0.0]}, "score": [1.0, 0.0]}

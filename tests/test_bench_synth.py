@@ -1,4 +1,4 @@
-"""The synthetic multi-hop questions (bench/synth_questions.py) and their report section (bench/report_synth.py).
+"""The synthetic multi-hop questions (bench/run/synth_questions.py) and their report section (bench/report/synth.py).
 
 The generator runs on the shared MuSiQue index (no database): each question must be a chain whose every hop
 has to be found through the one before, or the set would measure nothing the dev split does not.
@@ -10,7 +10,8 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
-from bench import report_synth, synth_questions
+from bench.report import synth as report_synth
+from bench.run import synth_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,7 +92,7 @@ def test_the_report_marks_what_is_not_significant() -> None:
         "budgets": [2000],
         "hops": [2, 3],
         "machine": {"date": "D", "cpu": "C", "driftgraph": "abc"},
-        "command": "python -m bench.dg.synth_recall",
+        "command": "python -m bench synth-recall",
         "systems": {
             "driftgraph local (defaults)": {"summary": {"2000": summary}},
             "other": {"summary": {"2000": {**summary, "mean": 0.45}}},

@@ -62,8 +62,8 @@ def test_a_failing_batch_is_one_line_naming_the_statement(store):
 def test_scale_bench_imports_the_synthetic_vectors_instead_of_re_embedding(neo4j_cfg, tmp_path):
     """The synthetic index's embedder answers with its shipped vectors, so the importer's provenance check
     passes and the scale bench times the bulk write of precomputed vectors (not a live embedding model)."""
-    from bench.dg.synthvec import SynthEmbedder
-    from bench.synth import generate
+    from bench.run.dg.synthvec import SynthEmbedder
+    from bench.run.synth import generate
     from driftgraph.api import Engine
     from driftgraph.config import SynonymsConfig
     from driftgraph.runtime import Runtime
@@ -74,19 +74,19 @@ def test_scale_bench_imports_the_synthetic_vectors_instead_of_re_embedding(neo4j
     with pytest.raises(KeyError):
         embedder.embed(["not a text of this index"])
     # as the scale bench runs it: names of random entities have no synonyms worth drawing, and this embedder
-    # knows no text but the shipped nodes' (bench/dg/scale.py turns the step off the same way)
+    # knows no text but the shipped nodes' (bench/run/dg/scale.py turns the step off the same way)
     cfg = neo4j_cfg.model_copy(update={"synonyms": SynonymsConfig(enabled=False)})
     engine = Engine(Runtime(cfg, embedder=embedder))
     try:
         summary = engine.import_graphrag(folder, reset=True)
     finally:
         engine.close()
-    emb = summary["embedded"]
-    assert emb["entity"]["precomputed"] == counts["entities"] and emb["entity"]["embedded"] == 0
-    assert emb["chunk"]["precomputed"] == counts["text_units"] and emb["chunk"]["embedded"] == 0
-    assert emb["community"]["precomputed"] > 0 and emb["community"]["embedded"] == 0
-    assert "embeddings_other_model" not in summary["warnings"]
-    assert summary["synonyms"]["skipped"] == "synonyms.enabled is false"
+    emb = summary.embedded.kinds
+    assert emb["entity"].precomputed == counts["entities"] and emb["entity"].embedded == 0
+    assert emb["chunk"].precomputed == counts["text_units"] and emb["chunk"].embedded == 0
+    assert emb["community"].precomputed > 0 and emb["community"].embedded == 0
+    assert "embeddings_other_model" not in summary.warnings
+    assert summary.synonyms.skipped == "synonyms.enabled is false"
 
 
 def test_prefetched_batches_keep_their_order_and_raise_where_the_rows_failed():

@@ -1,0 +1,1 @@
+"""driftgraph's side of the bench: parts run in the project's virtualenv, most against a Neo4j (``--uri``)."""
