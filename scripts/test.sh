@@ -38,6 +38,8 @@ fi
 
 if [ $# -eq 0 ]; then   # the type check is part of the suite (strict for query/, api, config, runtime, errors)
   python -m mypy driftgraph || exit 1
+  # the documentation site: a broken link, a missing page or a docstring mkdocstrings cannot render fails
+  NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --site-dir "$ROOT/.driftgraph/site" || exit 1
 fi
 
 python -m pytest "$@"
