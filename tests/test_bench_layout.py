@@ -12,80 +12,13 @@ from pathlib import Path
 import pytest
 
 from bench import cli
+from tests.support.imports import cycles, import_graph, module_names
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def modules(root: Path, package: str) -> dict[str, Path]:
-    """Every module of ``package`` under ``root`` (its virtualenvs and caches left out), by dotted name."""
-    out = {}
-    for path in sorted((root / package).rglob("*.py")):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        parts = list(rel.with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
-
-
-def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The modules of ``known`` that ``name`` imports anywhere in its file (module level or inside functions)."""
-    is_pkg = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = name.split(".") if is_pkg else name.split(".")[:-1]
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m in known and m != name}
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def graph_of(root: Path, package: str) -> dict[str, set[str]]:
-    known = modules(root, package)
-    return {name: imports(name, path, known) for name, path in known.items()}
+    return import_graph(root, package)
 
 
 def test_the_cycle_finder_sees_a_cycle_hidden_inside_a_function(tmp_path: Path) -> None:
@@ -113,7 +46,7 @@ def test_the_report_half_imports_nothing_from_the_measuring_half() -> None:
 def test_one_entry_point() -> None:
     mains = [
         str(p.relative_to(ROOT))
-        for p in modules(ROOT, "bench").values()
+        for p in module_names(ROOT, "bench").values()
         if "__main__" in p.read_text(encoding="utf-8") and p.name != "__main__.py"
     ]
     assert mains == []

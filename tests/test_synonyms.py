@@ -96,9 +96,7 @@ def test_synonyms_are_skipped_loudly_past_the_entity_limit_and_quietly_when_disa
     neo4j_config: dict, tmp_path: Path
 ) -> None:
     summary = _import(make_config(neo4j_config, synonyms={"max_entities": 4}), tmp_path / "a")
-    assert (
-        "5 entities > synonyms.max_entities (4)" in summary.synonyms.skipped and summary.synonyms.too_many
-    )
+    assert "5 entities > synonyms.max_entities (4)" in summary.synonyms.skipped and summary.synonyms.too_many
     assert summary.warnings["synonyms_skipped"] == 1
     off = _import(make_config(neo4j_config, synonyms={"enabled": False}), tmp_path / "b")
     assert off.synonyms.skipped == "synonyms.enabled is false" and not off.synonyms.too_many

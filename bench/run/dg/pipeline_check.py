@@ -98,7 +98,3 @@ def main(argv: list[str] | None = None) -> None:
             print(" ", d)
         if diffs:
             sys.exit(1)
-
-
-if __name__ == "__main__":
-    main()
