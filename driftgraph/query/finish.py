@@ -10,6 +10,7 @@ retrieval. ``store_failed`` is the same write for a question that failed before 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from driftgraph.store.db import Store
 
 R = TypeVar("R", bound=SearchResult)
+log = logging.getLogger(__name__)
 AfterWrite = Callable[[str], None]
 
 
@@ -112,7 +114,8 @@ def store_failed(rt: Runtime, request: QueryRequest, err: LLMError) -> str | Non
     ending = Ending(None, ContextInfo("", 0, 0), "error", {"request": request.model_dump(mode="json")})
     try:
         rid = _store(rt, trace, request.question, ending, Cost.from_ledger(rt.ledger), None)
-    except Exception:  # the database may be the next thing down: the LLM error is still the one to report
+    except Exception as store_err:  # the database may be the next thing down: the LLM error is still the one raised
+        log.warning("the failed question could not be stored (%s); the endpoint error follows", store_err)
         return None
     err.retrieval_id = rid
     return rid
