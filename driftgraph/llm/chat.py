@@ -35,6 +35,12 @@ class ChatResult:
     cached: bool = False
     cache_key: str | None = None
     estimated: bool = False  # the server sent no token counts: ours, by tiktoken
+    finish_reason: str | None = None  # "length": the reply was cut at max_tokens (None when unknown or cached)
+
+    @property
+    def truncated(self) -> bool:
+        """The server stopped the reply at ``max_tokens``: whatever it holds is cut off."""
+        return self.finish_reason == "length"
 
 
 def request_params(
@@ -86,7 +92,14 @@ class ChatClient:
             hit = self._cache.get(key)
             if hit is not None:
                 self.ledger.record(phase, cache_hits=1)
-                return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
+                return ChatResult(
+                    hit["text"],
+                    hit["prompt_tokens"],
+                    hit["completion_tokens"],
+                    True,
+                    key,
+                    finish_reason=hit.get("finish_reason"),
+                )
         result = self._send(params, phase, on_token)
         self.ledger.record(
             phase,
@@ -102,10 +115,17 @@ class ChatClient:
                     "text": result.text,
                     "prompt_tokens": result.prompt_tokens,
                     "completion_tokens": result.completion_tokens,
+                    "finish_reason": result.finish_reason,
                 },
             )
             result = ChatResult(
-                result.text, result.prompt_tokens, result.completion_tokens, False, key, result.estimated
+                result.text,
+                result.prompt_tokens,
+                result.completion_tokens,
+                False,
+                key,
+                result.estimated,
+                result.finish_reason,
             )
         return result
 
@@ -175,7 +195,14 @@ class ChatClient:
     def _form_of(params: dict[str, Any]) -> str:
         return str((params.get("response_format") or {}).get("type") or "text")
 
-    def _counted(self, params: dict[str, Any], text: str, prompt: int | None, completion: int | None) -> ChatResult:
+    def _counted(
+        self,
+        params: dict[str, Any],
+        text: str,
+        prompt: int | None,
+        completion: int | None,
+        finish_reason: str | None = None,
+    ) -> ChatResult:
         """The server's counts, or ours where it sent none (or 0 for a non-empty prompt: Ollama reports 0 for
         a prompt it had cached, which would let a token budget spend it for free)."""
         estimated = False
@@ -183,20 +210,23 @@ class ChatClient:
             prompt, estimated = prompt_tokens(params["messages"], self._encoding), True
         if completion is None or (completion == 0 and text):
             completion, estimated = count_tokens(text, self._encoding), True
-        return ChatResult(text, prompt, completion, estimated=estimated)
+        return ChatResult(text, prompt, completion, estimated=estimated, finish_reason=finish_reason)
 
     def _once(self, params: dict[str, Any]) -> ChatResult:
         resp = self._client.chat.completions.create(**params)
-        text = resp.choices[0].message.content or ""
+        choice = resp.choices[0]
+        text = choice.message.content or ""
         usage = resp.usage
+        finish = choice.finish_reason
         if usage is None:
-            return self._counted(params, text, None, None)
-        return self._counted(params, text, usage.prompt_tokens, usage.completion_tokens)
+            return self._counted(params, text, None, None, finish)
+        return self._counted(params, text, usage.prompt_tokens, usage.completion_tokens, finish)
 
     def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
         parts: list[str] = []
         prompt: int | None = None
         completion: int | None = None
+        finish_reason: str | None = None
         finished = False
         stream = self._client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
         for chunk in stream:
@@ -208,10 +238,11 @@ class ChatClient:
                 if choice.delta.content:
                     parts.append(choice.delta.content)
                     on_token(choice.delta.content)
-                finished = finished or choice.finish_reason is not None
+                if choice.finish_reason is not None:
+                    finish_reason, finished = choice.finish_reason, True
         if not finished:  # the connection closed before the last chunk: retry, never keep half an answer
             raise StreamCut(f"stream ended after {len(parts)} pieces without a finish reason")
-        return self._counted(params, "".join(parts), prompt, completion)
+        return self._counted(params, "".join(parts), prompt, completion, finish_reason)
 
 
 class _Resumable:
