@@ -49,7 +49,8 @@ def test_client_errors_are_not_retried(fake_llm):
 
     fake_llm.fail_next = [400]
     chat = _client(fake_llm, max_retries=3)
-    with pytest.raises(LLMRequestRejected, match=r"127\.0\.0\.1.*answered 400") as info:
+    refused = r"127\.0\.0\.1.*refused the request \(400\): \"scripted 400\""
+    with pytest.raises(LLMRequestRejected, match=refused) as info:
         chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5)
     assert isinstance(info.value.__cause__, openai.BadRequestError)
     assert len(fake_llm.chat_requests()) == 1

@@ -64,7 +64,7 @@ def sample_world() -> Any:
     return respond
 
 
-@pytest.fixture(params=["ollama", "vllm", "llamacpp", "llamacpp-plain"])
+@pytest.fixture(params=["ollama", "vllm", "llamacpp", "llamacpp-python", "llamacpp-plain"])
 def server(request: pytest.FixtureRequest) -> Any:
     compat.forget_all()
     profile = PLAIN if request.param == "llamacpp-plain" else PROFILES[request.param]
@@ -83,8 +83,12 @@ def _cfg(neo4j_config: dict, fake: FakeOpenAI, tmp_path: Path, **llm: Any) -> An
     )
 
 
+def _formats_one(request: dict[str, Any]) -> str | None:
+    return (request.get("response_format") or {}).get("type")
+
+
 def _formats(fake: FakeOpenAI, since: int = 0) -> list[str | None]:
-    return [(r.get("response_format") or {}).get("type") for r in fake.chat_requests()[since:]]
+    return [_formats_one(r) for r in fake.chat_requests()[since:]]
 
 
 def test_index_local_global_drift_through_each_server(neo4j_cfg, neo4j_config, server, tmp_path):
@@ -103,6 +107,8 @@ def test_index_local_global_drift_through_each_server(neo4j_cfg, neo4j_config, s
             # refused once per call in flight when the refusal was learnt (index.concurrency), never again
             assert 1 <= sent.count("json_schema") == fallbacks <= eng.config.index.concurrency
             assert sent.count("json_object") >= 8, "extractions and reports went out as json_object"
+            shaped = [r["response_format"] for r in server.chat_requests() if _formats_one(r) == "json_object"]
+            assert all(f.get("schema", {}).get("properties") for f in shaped), "json_object carries the schema"
         else:
             assert sent.count("json_schema") >= 1 and sent.count("json_object") >= 1
             assert fallbacks == structured, "each refused request was re-sent once in the next weaker form"
@@ -223,7 +229,8 @@ def test_vllm_context_limit_is_met_by_model_context_window(neo4j_cfg, neo4j_conf
     try:
         with Engine(_cfg(neo4j_config, fake, tmp_path)) as eng:
             eng.import_graphrag(ROOT / "examples" / "sample-index")
-            with pytest.raises(LLMRequestRejected, match=r"answered 400.*maximum context length is 4096 tokens"):
+            refused = r"refused the request \(400\).*maximum context length is 4096 tokens.*llm\.model_context_window"
+            with pytest.raises(LLMRequestRejected, match=refused):
                 eng.query_local(QUESTION)
         with Engine(_cfg(neo4j_config, fake, tmp_path, model_context_window=3686)) as eng:
             res = eng.query_local(QUESTION)
@@ -249,5 +256,61 @@ def test_a_refusal_that_is_not_about_the_format_is_not_a_fallback():
             chat.complete([{"role": "user", "content": "word " * 800}], phase="p", max_tokens=500, json_schema=s)
         assert len(fake.chat_requests()) == 1 and chat.ledger.total.format_fallbacks == 0
         assert compat.notes_for(cfg).structured == "json_schema"
+    finally:
+        fake.stop()
+
+
+def test_llamacpp_python_500_refusal_of_json_schema_is_a_fallback_not_an_outage():
+    """llama-cpp-python answers json_schema with a 500 whose body is a validation error naming response_format:
+    recognised by its words, not retried as an outage, re-sent at once as json_object carrying the schema."""
+    from driftgraph.config import LLMConfig
+    from driftgraph.llm.chat import ChatClient, schema
+    from driftgraph.llm.ledger import Ledger
+
+    compat.forget_all()
+    fake = FakeOpenAI(lambda req: '{"score": 7}', profile=PROFILES["llamacpp-python"]).start()
+    try:
+        cfg = LLMConfig(base_url=fake.base_url, model=MODELS["llamacpp-python"][0], max_retries=3, backoff_base_s=0)
+        chat = ChatClient(cfg, Ledger())
+        s = schema("answer", {"score": {"type": "integer"}})
+        reply = chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=20, json_schema=s)
+        assert reply.text == '{"score": 7}'
+        sent = [r["response_format"] for r in fake.chat_requests()]
+        assert [f["type"] for f in sent] == ["json_schema", "json_object"], "one refusal, no retries of the 500"
+        assert sent[1]["schema"] == s["schema"], "the grammar-backed json_object gets the schema"
+        total = chat.ledger.total
+        assert (total.retries, total.format_fallbacks, total.failed_calls) == (0, 1, 0)
+        assert compat.notes_for(cfg).structured == "json_object_schema"
+        chat.complete([{"role": "user", "content": "q2"}], phase="p", max_tokens=20, json_schema=s)
+        assert fake.chat_requests()[-1]["response_format"]["type"] == "json_object", "learnt: not tried again"
+    finally:
+        fake.stop()
+
+
+def test_a_deterministic_refusal_quotes_the_server_and_names_the_setting():
+    """A server that refuses every structured form with a 500 validation error, and a plain request with one
+    too (here: a max_tokens it does not accept): the one line quotes its message, names the setting to
+    change and never says to try again later."""
+    from driftgraph.config import LLMConfig
+    from driftgraph.llm.chat import ChatClient
+    from driftgraph.llm.ledger import Ledger
+
+    compat.forget_all()
+    fake = FakeOpenAI(profile=PROFILES["llamacpp-python"]).start()
+    message = (
+        "1 validation error for CreateChatCompletionRequest\nmax_tokens\n  Input should be less than or equal "
+        "to 4096 [type=less_than_equal, input_value=100000, input_type=int]"
+    )
+    fake.set_fault("status:500")
+    fake.fault_body = {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
+    try:
+        cfg = LLMConfig(base_url=fake.base_url, model="m", max_retries=3, backoff_base_s=0)
+        chat = ChatClient(cfg, Ledger())
+        with pytest.raises(LLMRequestRejected) as info:
+            chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=100000)
+        line = str(info.value)
+        assert "refused the request (500)" in line and "Input should be less than or equal to 4096" in line
+        assert "llm.max_tokens" in line and "try again" not in line
+        assert len(fake.chat_requests()) == 1, "a validation error is not retried"
     finally:
         fake.stop()

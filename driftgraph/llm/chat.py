@@ -1,8 +1,8 @@
 """Chat completions through the openai SDK, with retries, a cost ledger and an optional disk cache.
 
 Local servers are met where they are (``compat.py``): a refused ``json_schema`` is re-sent as ``json_object``
-and then as plain text, once per endpoint; a reply or stream without token counts is counted with tiktoken
-and the ledger's ``estimated_calls`` says so.
+with the schema, then bare ``json_object``, then plain text, learnt once per endpoint; a reply or stream
+without token counts is counted with tiktoken and the ledger's ``estimated_calls`` says so.
 """
 
 from __future__ import annotations
@@ -156,6 +156,7 @@ class ChatClient:
                     self._cfg,
                     on_attempt=lambda: self.ledger.record(phase, http_attempts=1),
                     on_retry=retried,
+                    deterministic=compat.rejects_request,
                 )
                 break
             except Exception as err:

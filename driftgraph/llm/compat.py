@@ -1,10 +1,13 @@
 """What an OpenAI-compatible server turned out not to support, learnt once per process and endpoint.
 
 Local servers differ from OpenAI in small ways that matter here: some builds of llama.cpp's server answer
-400 to ``response_format: json_schema`` (they know ``json_object``), some embedding servers refuse the
-``dimensions`` parameter, and streams may end without a usage chunk. A refusal is learnt the first time it
-happens and kept for the endpoint and model, so later calls (every chat client is per question) send the
-weaker form at once instead of paying a 400 each time. Structured output degrades json_schema ->
+400 to ``response_format: json_schema`` (they know ``json_object``), llama-cpp-python's server answers it
+with a **500** whose body is a validation error naming ``response_format``, some embedding servers refuse
+the ``dimensions`` parameter, and streams may end without a usage chunk. A refusal is recognised by what
+the server says, whatever its status (400, 422 or 500), learnt the first time it happens and kept for the
+endpoint and model, so later calls (every chat client is per question) send the weaker form at once
+instead of paying a refusal each time. Structured output degrades json_schema -> json_object with the
+schema (llama-cpp-python turns that schema into a grammar, so the shape is still enforced) -> bare
 json_object -> plain text; the prompts describe their JSON shape and replies are read tolerantly
 (``jsonreply.py``), so each step still works, with fewer guarantees.
 """
@@ -20,7 +23,8 @@ from driftgraph.config import LLMConfig
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("json_schema", "json_object", "text")
+FORMATS = ("json_schema", "json_object_schema", "json_object", "text")
+REFUSAL_STATUSES = (400, 422, 500)
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar", "schema")
 _DIMENSION_WORDS = ("dimensions", "matryoshka")
 
@@ -53,6 +57,8 @@ def forget_all() -> None:
 def response_format(form: str, json_schema: dict[str, Any]) -> dict[str, Any] | None:
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": json_schema}
+    if form == "json_object_schema":
+        return {"type": "json_object", "schema": json_schema.get("schema", {})}
     if form == "json_object":
         return {"type": "json_object"}
     return None
@@ -64,10 +70,10 @@ def weaker(form: str) -> str | None:
 
 
 def _refusal_text(err: BaseException) -> str | None:
-    """The server's message when ``err`` is a 400/422 refusal of the request's shape, else None."""
+    """The server's message when ``err`` is a 400, 422 or 500 that may refuse the request's shape, else None."""
     import openai
 
-    if not isinstance(err, openai.APIStatusError) or err.status_code not in (400, 422):
+    if not isinstance(err, openai.APIStatusError) or err.status_code not in REFUSAL_STATUSES:
         return None
     body = err.body
     inner = body.get("error", body) if isinstance(body, dict) else None
@@ -76,9 +82,20 @@ def _refusal_text(err: BaseException) -> str | None:
 
 
 def refuses_format(err: BaseException) -> bool:
-    """A 400/422 whose message names the response format (not a too-long prompt or a bad parameter)."""
+    """A 400, 422 or 500 whose message names the response format, its schema or a grammar (not a too-long
+    prompt or a bad parameter): the server will refuse this form every time, so it is not retried."""
     text = _refusal_text(err)
     return text is not None and any(w in text for w in _FORMAT_WORDS)
+
+
+_VALIDATION_WORDS = ("validation error", "input should be", "field required", "extra inputs are not permitted")
+
+
+def rejects_request(err: BaseException) -> bool:
+    """A refusal the server repeats however often it is asked: a format refusal, or a 500 that is really a
+    validation error of the request body (llama-cpp-python wraps pydantic's errors in a 500)."""
+    text = _refusal_text(err)
+    return text is not None and (refuses_format(err) or any(w in text for w in _VALIDATION_WORDS))
 
 
 def refuses_dimensions(err: BaseException) -> bool:

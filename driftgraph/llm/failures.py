@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from driftgraph.config import LLMConfig
 from driftgraph.errors import FatalLLMError, LLMError, LLMRequestRejected, LLMUnavailable
+from driftgraph.llm.compat import refuses_format, rejects_request
 from driftgraph.llm.retry import StreamCut, retryable
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -21,6 +22,21 @@ _ADVICE = {
     404: "unknown model '{model}' or wrong base URL: check llm.model and OPENAI_BASE_URL / llm.base_url",
     429: "rate limited even after the retries: wait, lower the concurrency or raise llm.max_retries",
 }
+
+# What to change when the server refuses a request for good, by what its message names (first match wins).
+_SETTING_HINTS = (
+    (
+        ("response_format", "json_schema", "json_object", "grammar", "schema"),
+        "set llm.json_schema: false to send no response format",
+    ),
+    (
+        ("context length", "context window", "maximum context", "n_ctx", "too long", "too many tokens"),
+        "the prompt does not fit the server's context: set llm.model_context_window to the server's context "
+        "size (budgets are derived from it)",
+    ),
+    (("max_tokens", "max_completion_tokens"), "lower the reply caps (llm.max_tokens and the per-mode caps)"),
+    (("model",), "check llm.model against the models the server lists (driftgraph doctor)"),
+)
 
 
 def endpoint(cfg: LLMConfig) -> str:
@@ -41,10 +57,11 @@ def explain(err: BaseException, cfg: LLMConfig, retries: int) -> LLMError:
         detail = _server_message(err)
         if code in (401, 403, 404):
             return FatalLLMError(f"{where} answered {code}: {advice}", endpoint=endpoint(cfg), status=code)
-        if not retryable(err):
-            message = f"{where} answered {code}: the request was refused: {detail}"
+        if not retryable(err) or rejects_request(err):
+            hint = _setting_hint(detail, err)
+            message = f'{where} refused the request ({code}): "{detail}"' + (f": {hint}" if hint else "")
             return LLMRequestRejected(message, endpoint=endpoint(cfg), status=code)
-        advice = advice or "the server is failing: try again later or check its logs"
+        advice = advice or f'the server is failing (it said: "{detail}"): check its logs, then run again'
         return LLMUnavailable(f"{where} answered {code}{tried}: {advice}", endpoint=endpoint(cfg), status=code)
     if isinstance(err, openai.APITimeoutError) or type(err).__name__.endswith("Timeout"):
         return LLMUnavailable(
@@ -73,13 +90,24 @@ def explain(err: BaseException, cfg: LLMConfig, retries: int) -> LLMError:
     return LLMUnavailable(f"{where}: {type(err).__name__}: {str(err)[:160]}", endpoint=endpoint(cfg), status="error")
 
 
+def _setting_hint(detail: str, err: BaseException) -> str | None:
+    """The setting to change for a refusal, by the words of the server's own message."""
+    text = detail.casefold()
+    if refuses_format(err):
+        return _SETTING_HINTS[0][1]
+    for words, hint in _SETTING_HINTS[1:]:
+        if any(w in text for w in words):
+            return hint
+    return None
+
+
 def _server_message(err: BaseException) -> str:
     body = getattr(err, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:160]
-    return str(err)[:160]
+            return " ".join(str(inner["message"]).split())[:240]
+    return " ".join(str(err).split())[:240]
 
 
 def _cause(err: BaseException) -> str:

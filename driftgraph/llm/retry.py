@@ -68,7 +68,12 @@ def with_retries(
     *,
     on_attempt: Callable[[], None] | None = None,
     on_retry: Callable[[BaseException], None] | None = None,
+    deterministic: Callable[[BaseException], bool] | None = None,
 ) -> T:
+    """``call`` until it succeeds, fails for good, or has been retried ``cfg.max_retries`` times.
+
+    ``deterministic`` names errors the server will repeat however often it is asked (a 500 that refuses the
+    response format): those leave at once, whatever their status."""
     attempt = 0
     while True:
         if on_attempt is not None:
@@ -77,6 +82,8 @@ def with_retries(
             return call()
         except Exception as err:
             if attempt >= cfg.max_retries or not retryable(err):
+                raise
+            if deterministic is not None and deterministic(err):
                 raise
             if on_retry is not None:
                 on_retry(err)

@@ -9,7 +9,7 @@ Fault injection (``set_fault``) applies to chat requests that ``match`` (default
 ``Retry-After: 0`` to the first and then every Nth request; ``timeout`` sleeps ``hang_s`` before answering;
 ``malformed`` answers 200 with a body that is not JSON; ``truncated`` answers 200 with half a JSON body;
 ``stream_cut`` sends half of a streamed reply and closes the connection (a non-streamed request gets a
-truncated body).
+truncated body). ``fault_body`` replaces a ``status:N`` fault's generic error body.
 
 ``profile`` (tests/support/server_profiles.py: ollama, vllm, llamacpp) makes it answer the way that local
 server does: its model names and /v1/models, its error bodies, which response formats it refuses, whether
@@ -79,6 +79,7 @@ class FakeOpenAI:
         self.fault: str | None = None
         self.fault_match: Callable[[dict[str, Any]], bool] = lambda req: True
         self.fault_times: int | None = None
+        self.fault_body: dict[str, Any] | None = None  # the JSON a ``status:N`` fault answers (default: generic)
         self.hang_s = 2.0
         self.faults_served = 0
         self._chat_seen = 0
@@ -213,7 +214,8 @@ class FakeOpenAI:
                 """Serve ``fault``; False when the request should then be answered normally (a slow answer)."""
                 if fault.startswith("status:"):
                     code = int(fault.split(":")[1])
-                    data = json.dumps({"error": {"message": f"injected {code}", "type": "fake"}}).encode()
+                    error = fake.fault_body or {"error": {"message": f"injected {code}", "type": "fake"}}
+                    data = json.dumps(error).encode()
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))

@@ -13,9 +13,12 @@ driftgraph run can tell the difference:
   stream only on request; ``dimensions`` is refused (400) for a model without matryoshka training; a request
   whose prompt plus ``max_tokens`` exceeds ``max_model_len`` is refused (400).
 - **llamacpp** (``llama-server``): serves one model whatever name is asked, and lists it by its file name;
-  builds that predate ``json_schema`` refuse it with a 400 and honour ``json_object``; streams end with
-  ``timings`` and no usage chunk (``stream_options`` is ignored); ``dimensions`` is ignored (the model's own
-  size comes back).
+  builds that predate ``json_schema`` refuse it with a 400 and honour ``json_object`` (with a ``schema``,
+  which becomes a grammar); streams end with ``timings`` and no usage chunk (``stream_options`` is
+  ignored); ``dimensions`` is ignored (the model's own size comes back).
+- **llamacpp-python** (``python -m llama_cpp.server``, 0.3.x): as llamacpp, but its request model knows only
+  ``text`` and ``json_object``: ``json_schema`` fails validation, and the server wraps that validation
+  error in an HTTP **500** (``internal_server_error``) whose message names ``response_format``.
 
 ``wrap_text``: where no response format constrains the reply, the model (a small local one) wraps its JSON
 in a sentence and a code fence, as such models do.
@@ -41,6 +44,7 @@ class Profile:
     zero_cached_prompt: bool = False
     max_context: int | None = None
     wrap_text: bool = True
+    refusal_status: int = 400  # what a refused response format answers (llama-cpp-python: 500)
 
     def canonical(self, model: str) -> str:
         if self.name == "ollama" and ":" not in model:
@@ -69,6 +73,13 @@ class Profile:
             kind == "json_object" and self.json_object == "refuse"
         ):
             allowed = '"text" or "json_object"' if self.json_object == "honour" else '"text"'
+            if self.refusal_status == 500:
+                return self.error(
+                    500,
+                    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be "
+                    f"'text' or 'json_object' [type=literal_error, input_value='{kind}', input_type=str]",
+                    "internal_server_error",
+                )
             return self.error(400, f"response_format type must be one of {allowed}, but got: {kind}")
         return None
 
@@ -117,12 +128,23 @@ LLAMACPP = Profile(
     dimensions="ignore",
     native_dims=768,
 )
-PROFILES = {p.name: p for p in (OLLAMA, VLLM, LLAMACPP)}
+LLAMACPP_PYTHON = Profile(
+    "llamacpp-python",
+    models=None,
+    listed=("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",),
+    json_schema="refuse",
+    stream_usage="never",
+    dimensions="ignore",
+    native_dims=768,
+    refusal_status=500,
+)
+PROFILES = {p.name: p for p in (OLLAMA, VLLM, LLAMACPP, LLAMACPP_PYTHON)}
 # the chat and embedding model names a user of each server would configure
 MODELS = {
     "ollama": ("llama3.1:8b", "nomic-embed-text"),
     "vllm": ("Qwen/Qwen2.5-7B-Instruct", "BAAI/bge-small-en-v1.5"),
     "llamacpp": ("qwen2.5-7b-instruct", "nomic-embed-text-v1.5"),
+    "llamacpp-python": ("qwen2.5-coder-1.5b-instruct", "nomic-embed-text-v1.5"),
 }
 
 
