@@ -39,14 +39,19 @@ def ask_json(
     first = _complete(chat, messages, phase, max_tokens, schema)
     fresh = int(not first.cached)
     try:
-        return Answer(parse(first.text), first.text, fresh)
+        answer = Answer(parse(first.text), first.text, fresh)
+        chat.ledger.record(phase, parsed_first=1)
+        return answer
     except ReplyFormatError as err:
         retry = repair_messages(messages, first.text, str(err), prompts)
         second = _complete(chat, retry, phase, max_tokens, schema)
         fresh += int(not second.cached)
         try:
-            return Answer(parse(second.text), second.text, fresh)
+            answer = Answer(parse(second.text), second.text, fresh)
+            chat.ledger.record(phase, parsed_repaired=1)
+            return answer
         except ReplyFormatError as err2:
+            chat.ledger.record(phase, unparsed=1)
             chat.evict(first)  # a failed chunk is retried by the next run, not replayed from the cache
             chat.evict(second)
             raise CallFailed(f"unusable answer after one repair retry: {err2}") from None

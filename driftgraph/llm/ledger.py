@@ -20,6 +20,9 @@ class Cost:
     failed_calls: int = 0  # logical calls that still failed after their retries
     format_fallbacks: int = 0  # attempts re-sent with a weaker response_format after the server refused one
     estimated_calls: int = 0  # calls whose token counts are ours (tiktoken): the server sent none
+    parsed_first: int = 0  # structured replies read on the first try
+    parsed_repaired: int = 0  # structured replies read only after a repair call
+    unparsed: int = 0  # structured replies still unusable after their repairs
 
     def add(self, other: Cost) -> None:
         for k, v in asdict(other).items():

@@ -80,6 +80,7 @@ def ask_json(
             except OverBudget:
                 if attempt == 0:
                     raise
+                chat.ledger.record(phase, unparsed=1)
                 return JsonOutcome(None, attempt, False, f"{error}; no budget left for a repair")
             try:
                 reply = chat.complete(convo, phase=phase, max_tokens=max_tokens, json_schema=json_schema)
@@ -88,10 +89,14 @@ def ask_json(
                 raise
             gate.settle(res, reply.prompt_tokens)
         try:
-            return JsonOutcome(call.validate(extract_json_object(reply.text)), attempt + 1, attempt > 0, error)
+            value = call.validate(extract_json_object(reply.text))
         except (ValueError, TypeError, KeyError) as err:
             error = str(err) or type(err).__name__
+        else:
+            chat.ledger.record(phase, **{"parsed_repaired" if attempt else "parsed_first": 1})
+            return JsonOutcome(value, attempt + 1, attempt > 0, error)
         convo = repair_messages(convo, reply.text, error, prompts)
+    chat.ledger.record(phase, unparsed=1)
     return JsonOutcome(None, call.repair_retries + 1, False, error)
 
 
