@@ -57,6 +57,9 @@ PARTS: dict[str, Part] = {
     "report": _own("bench.report.latest:main", "re-render results/latest.md (+ plots) from results/raw/*.json"),
     "plots": _own("bench.report.plots:main", "PNG plots from RAW_DIR into OUT_DIR (needs matplotlib)"),
     "serve": _own("bench.run.dg.serve:main", "context-only local search in-process vs over HTTP, c=1/4/16"),
+    "real-model": _own(
+        "bench.realmodel.run:main", "index + every mode with a real small model (llama-cpp-python, pinned weights)"
+    ),
     "answers": _own("bench.run.dg.answers:main", "EM / F1 of each mode's answers through your model endpoint"),
     "reliability": _own("bench.run.dg.reliability:main", "faults injected by the fake server, per mode [PARTS]"),
     "metrics-cost": _own(
@@ -80,6 +83,9 @@ PARTS: dict[str, Part] = {
         "bench.run.dg.import_speed:main", "import on musique: the Neo4j write phase and the embedding rate"
     ),
     "drift-cost": _own("bench.run.dg.drift_cost:main", "driftgraph DRIFT cost per question, fake model"),
+    "drift-stop": _own(
+        "bench.run.dg.drift_stop:main", "DRIFT's stop rule scenario by scenario (issue 37), fake model, no database"
+    ),
     "global-cost": _own(
         "bench.run.dg.global_cost:main", "driftgraph global cost per question: full level vs dynamic, fake model"
     ),

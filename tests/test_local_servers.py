@@ -314,3 +314,22 @@ def test_a_deterministic_refusal_quotes_the_server_and_names_the_setting():
         assert len(fake.chat_requests()) == 1, "a validation error is not retried"
     finally:
         fake.stop()
+
+
+@pytest.mark.parametrize(
+    ("name", "sends"),
+    [("vllm", "json_schema"), ("llamacpp", "json_object_schema"), ("llamacpp-python", "json_object_schema")],
+)
+def test_doctor_probe_names_the_form_each_server_takes(name, sends):
+    from driftgraph.config import LLMConfig
+    from driftgraph.llm.probe import probe_structured
+
+    compat.forget_all()
+    fake = FakeOpenAI(lambda req: '{"ok": true}', profile=PROFILES[name]).start()
+    try:
+        cfg = LLMConfig(base_url=fake.base_url, model=MODELS[name][0], max_retries=2, backoff_base_s=0)
+        got = probe_structured(cfg)
+        assert got["sends"] == sends and got["fallbacks"] == int(sends != "json_schema")
+        assert len(fake.chat_requests()) == 1 + got["fallbacks"], "one probe, one re-send per refusal, no retries"
+    finally:
+        fake.stop()
