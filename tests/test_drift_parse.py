@@ -9,7 +9,7 @@ from driftgraph.query.calls import Budget
 from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.parse import parse_answer
 from driftgraph.query.drift.queue import FollowUpQueue, Offer, normalise
-from driftgraph.query.drift.stop import EpochState, StopRule
+from driftgraph.query.drift.stop import PRIMER_NOTE, Agreement, Answer, EpochState, StopRule
 from tests.support.drift_fakes import bow_vector
 
 
@@ -163,12 +163,78 @@ def test_budget_margin_until_calibrated():
 
 def test_stop_rule_order():
     rule = StopRule(sufficient_score=90, min_score_gain=5, max_depth=2)
+    agreed = Agreement(1, sufficient=True)
     s = dict(depth=1, best_before=50, best_after=70, queue_size=3, budget_fired=False, calls_left=5)
     assert rule.after_epoch(EpochState(**s)) is None
-    assert rule.after_epoch(EpochState(**{**s, "budget_fired": True, "best_after": 95})) == "budget"
+    assert rule.after_epoch(EpochState(**{**s, "budget_fired": True, "agreement": agreed})) == "budget"
     assert rule.after_epoch(EpochState(**{**s, "calls_left": 0})) == "budget"
-    assert rule.after_epoch(EpochState(**{**s, "best_after": 95, "queue_size": 0})) == "sufficient"
+    assert rule.after_epoch(EpochState(**{**s, "best_after": 95, "queue_size": 0, "agreement": agreed})) == "sufficient"
+    # a score above sufficient_score without corroboration is no reason to stop
+    assert rule.after_epoch(EpochState(**{**s, "best_after": 95})) is None
     assert rule.after_epoch(EpochState(**{**s, "best_after": 52, "queue_size": 0})) == "plateau"
     assert rule.after_epoch(EpochState(**{**s, "queue_size": 0, "depth": 2})) == "exhausted"
     assert rule.after_epoch(EpochState(**{**s, "depth": 2})) == "max_depth"
     assert rule.after_epoch(EpochState(**{**s, "depth": 0, "best_before": None, "best_after": 10})) is None
+    # after the primer (depth 0) nothing is sufficient, whatever it scored and whatever the agreement says
+    primer = {**s, "depth": 0, "best_before": None, "best_after": 100, "agreement": Agreement(0, sufficient=True)}
+    assert rule.after_epoch(EpochState(**primer)) is None
+
+
+def _a(sid: str, epoch: int, score: float, evidence: set[str], text: str = "") -> Answer:
+    return Answer(sid, epoch, score, frozenset(evidence), text or f"answer {sid}")
+
+
+def test_corroborate_needs_a_claim_a_partner_and_a_measure():
+    rule = StopRule(sufficient_score=90, min_score_gain=5, max_depth=3)
+    primer = _a("s0", 0, 100, {"Reports:r1"})
+    # after the primer: the primer's 100 is recorded as a claim, never as sufficient
+    check = rule.corroborate(0, [primer], {"s0"})
+    assert not check.sufficient and check.claim == ("s0", 100) and check.note == PRIMER_NOTE
+
+    # shared evidence: s1 and s2 cite two of three chunks in common (Jaccard 2/3 >= 0.3)
+    s1 = _a("s1", 1, 95, {"Sources:c1", "Sources:c2"})
+    s2 = _a("s2", 1, 40, {"Sources:c1", "Sources:c2", "Sources:c3"})
+    check = rule.corroborate(1, [primer, s1, s2], {"s1", "s2"})
+    assert check.sufficient
+    pair = check.agreed[0]
+    assert (pair.a, pair.b, pair.measures, pair.shared) == ("s1", "s2", ("evidence",), ("Sources:c1", "Sources:c2"))
+    assert round(pair.overlap, 4) == 0.6667 and pair.similarity is None  # no embedder: not measured
+
+    # the same two answers, but no one claims the score: nothing to corroborate, and nothing embedded
+    calls: list[list[str]] = []
+
+    def vectors(answers):
+        calls.append([a.id for a in answers])
+        return np.stack([bow_vector(a.text) for a in answers])
+
+    low = rule.corroborate(1, [_a("s1", 1, 60, {"Sources:c1"}), _a("s2", 1, 40, {"Sources:c1"})], {"s1", "s2"}, vectors)
+    assert not low.sufficient and low.compared == 0 and calls == []
+
+    # disjoint evidence, different words: compared, no agreement; the closest miss is kept
+    a = _a("s1", 1, 95, {"Sources:c1"}, "the foundry recovered the turbines")
+    b = _a("s2", 1, 95, {"Sources:c9"}, "a ferry sank near the harbour in spring")
+    miss = rule.corroborate(1, [a, b], {"s1", "s2"}, vectors, failed=["s3"])
+    assert not miss.sufficient and miss.compared == 1 and miss.closest is not None and miss.failed == ["s3"]
+    assert calls == [["s1", "s2"]]
+
+    # the same words with disjoint evidence: agreement by similarity
+    c = _a("s2", 1, 50, {"Sources:c9"}, "the foundry recovered the turbines")
+    assert rule.corroborate(1, [a, c], {"s1", "s2"}, vectors).agreed[0].measures == ("similarity",)
+
+    # an embedder that fails leaves similarity unmeasured (and says so); shared evidence still decides
+    def broken(answers):
+        raise RuntimeError("embedding endpoint down")
+
+    down = rule.corroborate(1, [a, c], {"s1", "s2"}, broken)
+    assert not down.sufficient and down.closest.similarity is None
+    assert down.to_dict()["similarity_error"] == "RuntimeError: embedding endpoint down"
+    assert rule.corroborate(1, [s1, s2], {"s1", "s2"}, broken).sufficient
+
+    # ungrounded answers (citing nothing shown) cannot corroborate, however alike
+    u1, u2 = _a("s1", 1, 99, set(), "same words"), _a("s2", 1, 99, set(), "same words")
+    check = rule.corroborate(1, [u1, u2], {"s1", "s2"}, vectors)
+    assert not check.sufficient and check.ungrounded == ["s1", "s2"] and check.grounded == []
+
+    # a pair of two earlier answers is not new evidence: one of the two must come from the epoch just run
+    old = rule.corroborate(2, [s1, s2, _a("s3", 2, 10, {"Sources:c7"})], {"s3"})
+    assert not old.sufficient and old.compared == 1  # only (s1, s3): s1 claims, s3 is new

@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from driftgraph.api import open_engine
 from driftgraph.llm.tokenizer import count_tokens
+from driftgraph.query.answer import AnswerFailed
 from driftgraph.store.traces import read_retrieval
 from tests.conftest import make_config
 from tests.support.cli import run_cli as _cli
@@ -152,8 +155,11 @@ def test_malformed_map_output_is_repaired_or_counted(dulce, fake_llm):
     assert by_short[2]["reason"] == "map_malformed" and by_short[2]["status"] == "dropped"
     assert by_short[1]["status"] == "included"
     bad = next(b for b in res.trace.to_dict()["batches"] if b["malformed"])
-    assert bad["reports"] == [2] and "no JSON object" in bad["error"]
-    assert res.stop_reason == "answered"
+    assert bad["reports"] == [2] and "no JSON object" in bad["error"] and bad["status"] == "malformed"
+    # one batch of nine was never read: a partial answer that opens by saying so (issue 37), not "answered"
+    assert res.stop_reason == "partial_map" and res.partial
+    assert res.answer.startswith("Note: this answer is partial. 1 of 9 map batches gave no usable reply")
+    assert m["usable"] == 8 and m["outcome"] == "partial"
 
 
 def test_result_does_not_depend_on_completion_order(dulce, fake_llm):
@@ -231,9 +237,15 @@ def test_unreadable_ratings_are_not_taken_as_relevant(dulce, fake_llm):
     fake_llm.responder = no_ratings
     cfg = _cfg(dulce, fake_llm, global_={"repair_retries": 0})
     with open_engine(cfg) as eng:
-        res = eng.query_global(QUESTION, dynamic=True)
-    sel = res.trace.to_dict()["selection"]
+        with pytest.raises(AnswerFailed) as caught:
+            eng.query_global(QUESTION, dynamic=True)
+        stored = read_retrieval(eng.store, caught.value.retrieval_id)["retrieval"]
+    trace = stored["trace"]
+    sel = trace["selection"]
     assert sel["rate_malformed"] == sel["rate_batches"] == sel["rate_calls"] == 1  # the roots; no descent
-    rated = [r for r in res.trace.to_dict()["reports"] if r["stage"] != "listed"]
+    rated = [r for r in trace["reports"] if r["stage"] != "listed"]
     assert rated and all(r["rating"] is None and r["reason"] == "rating_malformed" for r in rated)
-    assert sel["selected"] == 0 and res.stop_reason == "no_relevant_points" and not _calls(fake_llm, "key_points")
+    assert sel["selected"] == 0 and not _calls(fake_llm, "key_points")
+    # no report was ever judged: an error (issue 37), not "the data does not contain enough information"
+    assert caught.value.problem == "rate_failed" and stored["stop_reason"] == "rate_failed"
+    assert "rating batches" in str(caught.value) and "--no-dynamic" in str(caught.value)

@@ -9,12 +9,13 @@ from driftgraph.query import tables as render
 from driftgraph.query.budget import Candidate
 from driftgraph.query.citations import check_local
 from driftgraph.query.history import HistoryError, validate_history
-from driftgraph.query.local.entry import fulltext_query, select_entry
+from driftgraph.query.local.assemble import account
+from driftgraph.query.local.entry import fulltext_query, resolve_thresholds, select_entry
 from driftgraph.query.local.neighbourhood import Neighbourhood
 from driftgraph.query.local.rank import rank_all
 from driftgraph.query.rewrite import needs_rewrite
 from driftgraph.query.route import classify, route
-from driftgraph.query.trace import EntryCandidate
+from driftgraph.query.trace import EntryCandidate, Trace
 
 PRESENT = {"chunk": True, "entity": True, "relationship": True, "report": True, "claim": False}
 
@@ -182,3 +183,39 @@ def test_rewrite_rule():
 def test_history_validation(data, message):
     with pytest.raises(HistoryError, match=message):
         validate_history(data)
+
+
+def test_entry_holds_entities_to_the_index_threshold_unless_the_config_sets_one():
+    row = {**_row([("a", "A", 0.40), ("b", "B", 0.33)]), "calibrated": {"min_similarity": 0.3}}
+    s = LocalConfig(relative_similarity=0.0)
+    calibrated = select_entry(row, s, (), "", resolve_thresholds(s, row["calibrated"]))
+    assert [e.id for e in calibrated.entities] == ["a", "b"] and not calibrated.off_topic
+    explicit = LocalConfig(relative_similarity=0.0, min_similarity=0.42)
+    fixed = select_entry(row, explicit, (), "", resolve_thresholds(explicit, row["calibrated"]))
+    assert fixed.entities == [] and fixed.off_topic
+    assert {c.reason for c in fixed.candidates} == {"below_threshold"}
+    assert select_entry(row, s, ()).off_topic  # no stored value: min_similarity_fallback 0.42
+
+
+def test_a_mostly_empty_context_names_every_dropped_candidate_in_the_trace():
+    rec = Trace(mode="local", question="q")
+    rec.add_entry(EntryCandidate("e1", "E", 0.3, "dropped", "below_threshold"))
+    rec.add_entry(EntryCandidate("c9", "", 0.1, "dropped", "off_topic", kind="chunk"))
+    included = [Candidate("chunk", "c1", 100, 0.5, rank=1)]
+    dropped = [
+        (Candidate("chunk", "c2", 50, 0.1), "off_topic"),
+        (Candidate("report", "r1", 80, 0.2), "below_threshold"),
+    ]
+    out = account(rec, included, dropped, 120, 8000)
+    assert out["candidates"] == 3 and out["mostly_empty"] is True
+    assert out["sources"] == {
+        "report": {"included": 0, "dropped": {"below_threshold": 1}},
+        "chunk": {"included": 1, "dropped": {"off_topic": 1}},
+    }
+    assert out["entry_entities_dropped"] == {"below_threshold": 1}
+    assert rec.notes == [
+        "context uses 120 of 8000 tokens: 1 report(s) below_threshold; 1 chunk(s) off_topic; "
+        "1 entry entity below_threshold (every one is a trace item)"
+    ]
+    full = Trace(mode="local", question="q")
+    assert "mostly_empty" not in account(full, included, [], 5000, 8000) and full.notes == []

@@ -74,10 +74,10 @@ MODE_KEYS: dict[str, dict[str, Any]] = {
     "drift": {"seed": int, "stop_reason": str, "limits": dict, "steps": list, "uncovered": list, "epochs": list},
 }
 TRACE_EXTRA = {
-    "local": {"ppr"},  # ranking: ppr (the default): the walked graph's size
+    "local": {"ppr", "thresholds", "fill"},  # ppr: the walked graph's size; thresholds, fill: issue 37
     "basic": {"retrieval"},
     "global": {"map", "selection", "reports", "batches", "points", "call_budget"},  # call_budget: issue 13
-    "drift": {"call_budget", "hyde", "primer", "reduce", "dropped_follow_ups", "step_budgets"},
+    "drift": {"call_budget", "hyde", "primer", "reduce", "dropped_follow_ups", "step_budgets", "stop"},  # stop: 37
 }
 STEP = {"id": str, "parent": OPT_STR, "query": str, "depth": int, "status": str}
 

@@ -2,7 +2,8 @@
 // entity fulltext hits (only when $fulltext is not empty; a Lucene query escaped by the caller) and chunk
 // vector hits ($chunk_k), community report vector hits ($report_k). Entities carry `df`, the chunks that mention
 // them (the named-entity bypass applies to rare names only). Every `similarity` is the cosine in [-1, 1] (the index reports (1 + cos) / 2).
-// Also reports which sources the index holds, so an index without reports or claims still answers.
+// Also reports which sources the index holds, so an index without reports or claims still answers, and the
+// index's calibrated thresholds (driftgraph/store/calibration.py; null when none was measured).
 CALL () {
   CALL db.index.vector.queryNodes('entity_embedding', $entity_k, $vector) YIELD node, score
   RETURN collect({id: node.id, title: node.title, similarity: 2 * score - 1,
@@ -23,9 +24,14 @@ CALL () {
   UNWIND CASE WHEN $report_k > 0 THEN [$report_k] ELSE [] END AS k
   CALL db.index.vector.queryNodes('community_embedding', k, $vector) YIELD node, score
   WHERE node.full_content IS NOT NULL
-  RETURN collect({id: node.id, title: node.title, similarity: 2 * score - 1}) AS report_vector
+  RETURN collect({id: node.id, title: node.title, n_tokens: node.n_tokens, similarity: 2 * score - 1}) AS report_vector
 }
-RETURN entity_vector, report_vector, entity_fulltext, chunk_vector, COUNT { (:Chunk) } AS chunk_count,
+CALL () {
+  OPTIONAL MATCH (m:DriftgraphMeta {key: 'driftgraph'})
+  RETURN {min_similarity: m.min_similarity, report_min_similarity: m.report_min_similarity} AS calibrated
+  LIMIT 1
+}
+RETURN entity_vector, report_vector, entity_fulltext, chunk_vector, COUNT { (:Chunk) } AS chunk_count, calibrated,
        {
          chunk: EXISTS { (:Chunk) },
          entity: EXISTS { (:__Entity__) },

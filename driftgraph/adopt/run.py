@@ -25,6 +25,7 @@ from driftgraph.llm.cache import CallCache
 from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
 from driftgraph.store import ingest
+from driftgraph.store.calibration import calibrate
 from driftgraph.store.index_state import stored_reports
 from driftgraph.store.schema import ensure_schema, mark_filled_by
 from driftgraph.store.synonyms import link_synonyms
@@ -86,6 +87,7 @@ def run_adopt(rt: Runtime, source: str = "auto") -> AdoptSummary:
         synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, batch)
     with stage("indexes"):
         store.run_auto("adopt/await_indexes", seconds=cfg.neo4j.index_wait_s)
+        calibrate(store, embedder.embed, embedder.model_id)  # the index's own entry threshold
     total = ledger.to_dict(per_phase=True)["total"]
     return AdoptSummary(
         source=found.source,

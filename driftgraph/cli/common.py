@@ -23,6 +23,24 @@ class _State:
 state = _State()
 
 
+# `query` exit codes: 0 an answer (or a context); 1 an error, and a question without an answer is one (the
+# endpoint failed: stop_reason error; the model's answer failed its check twice: bad_answer; no global map
+# batch / rating was usable: map_failed, rate_failed); 3 a partial answer, printed, that says what it rests
+# on (partial_map). 3 is also `index`'s "finished with failures" (cli/index.py EXIT_FAILURES): done, but not
+# all of it.
+EXIT_PARTIAL = 3
+
+
+def exit_partial(result: Any) -> None:
+    """After a result is printed: a partial answer (``SearchResult.partial``) says so on stderr and exits 3."""
+    if not getattr(result, "partial", False):
+        return
+    rid = getattr(result, "retrieval_id", None)
+    see = f"; `driftgraph trace show {rid}` lists what was lost" if rid else ""
+    typer.echo(f"partial answer (stop_reason {result.stop_reason}){see}: exit {EXIT_PARTIAL}", err=True)
+    raise typer.Exit(EXIT_PARTIAL)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)

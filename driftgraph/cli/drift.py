@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph import DriftQuery
-from driftgraph.cli.common import JsonOpt, engine, field_help, print_json
+from driftgraph.cli.common import JsonOpt, engine, exit_partial, field_help, print_json
 from driftgraph.cli.query import query_app
 
 
@@ -53,6 +53,7 @@ def query_drift(
         result = eng.query(request, on_token=on_token, on_event=on_event)
     if as_json:
         print_json(result.to_dict())
+        exit_partial(result)
         return
     if result.answer is None:
         _print_tree(result.steps)
@@ -62,6 +63,7 @@ def query_drift(
     else:
         typer.echo(result.answer)
     _summary(result)
+    exit_partial(result)
 
 
 def _echo(text: str) -> None:
@@ -77,9 +79,16 @@ def _progress() -> Any:
         if kind == "primer":
             err.print(f"[dim]primer: score {data['score']}, {data['follow_ups']} follow-ups queued[/]")
         elif kind == "epoch":
+            failed = f", {data['failed']} failed" if data.get("failed") else ""
+            check = data.get("sufficient") or {}
+            verdict = f"; sufficient: {'yes' if check.get('met') else 'no'} ({check.get('note')})" if check else ""
             err.print(
-                f"[dim]epoch {data['depth']}: {data['ran']} steps, best {data['best_score']}, "
-                f"mean {data['mean_score']}[/]"
+                f"epoch {data['depth']}: {data['ran']} steps{failed}, best {data['best_score']}, "
+                f"mean {data['mean_score']}{verdict}",
+                highlight=False,
+                markup=False,
+                style="dim",
+                soft_wrap=True,
             )
         elif kind == "hyde" and data.get("error"):
             err.print(f"[dim]hyde: {data['error']}[/]")
@@ -124,9 +133,13 @@ def _summary(result: Any) -> None:
 
     count = {k: sum(1 for s in result.steps if s.status == k) for k in ("done", "failed", "uncovered")}
     cost = result.cost
+    from rich.markup import escape
+
+    summary = str(result.stop.get("summary") or "")
+    why = f" ({escape(summary)})" if result.stop_reason == "sufficient" or "not sufficient" in summary else ""
     Console(stderr=True).print(
         f"[dim]retrieval {result.retrieval_id or '(not stored)'} | seed {result.seed} | stop "
-        f"{result.stop_reason} | steps {count['done']} done, {count['failed']} failed, "
+        f"{result.stop_reason}{why} | steps {count['done']} done, {count['failed']} failed, "
         f"{count['uncovered']} uncovered | {cost.llm_calls} chat calls, {cost.prompt_tokens} prompt tokens"
         f" | `driftgraph trace show {result.retrieval_id}`[/]",
         highlight=False,

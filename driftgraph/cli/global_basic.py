@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from driftgraph import BasicQuery, GlobalQuery
-from driftgraph.cli.common import JsonOpt, engine, field_help
+from driftgraph.cli.common import JsonOpt, engine, exit_partial, field_help
 from driftgraph.cli.query import BudgetOpt, ContextOnlyOpt, StreamOpt, print_result, printer, query_app
 
 
@@ -37,7 +37,10 @@ def query_global(
     ] = None,
     stream: StreamOpt = False,
 ) -> None:
-    """Global search: map the community reports in token-bounded batches, reduce the best key points."""
+    """Global search: map the community reports in token-bounded batches, reduce the best key points.
+
+    Exit 3: a partial answer (some map batches gave no usable reply; the answer opens by saying so). Exit 1
+    when no batch was usable (map_failed) or the answer failed its check twice (bad_answer)."""
     from driftgraph.api import load_history
 
     request = GlobalQuery(
@@ -56,6 +59,7 @@ def query_global(
     print_result(result, as_json=as_json, streamed=on_token is not None)
     if not as_json:
         _global_summary(result)
+    exit_partial(result)  # some map batches gave no usable reply: the answer says so, exit 3
 
 
 @query_app.command("basic")
@@ -72,6 +76,7 @@ def query_basic(
     with engine() as eng:
         result = eng.query(request, on_token=on_token)
     print_result(result, as_json=as_json, streamed=on_token is not None, context_only=context_only)
+    exit_partial(result)
 
 
 def _global_summary(result: Any) -> None:

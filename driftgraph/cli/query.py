@@ -1,5 +1,8 @@
 """`driftgraph query local|drift|global|basic`: parse the flags into the mode's request, run it, render the result.
 
+Exit codes (``cli/common.py``): 0 an answer; 1 an error, including a question left without an answer
+(``bad_answer``, ``map_failed``: one line naming what failed and what to do); 3 a partial answer.
+
 Flag help comes from the request models' field descriptions (``driftgraph.LocalQuery`` ...), the same text the
 docs' request tables and the HTTP schema show. Other modes attach to ``query_app`` from their own modules.
 """
@@ -13,7 +16,7 @@ import typer
 
 from driftgraph import LocalQuery
 from driftgraph.cli import app
-from driftgraph.cli.common import JsonOpt, engine, fail, field_help, print_json
+from driftgraph.cli.common import JsonOpt, engine, exit_partial, fail, field_help, print_json
 
 query_app = typer.Typer(no_args_is_help=True, help="Ask questions: local, drift, global or basic search.")
 app.add_typer(query_app, name="query")
@@ -58,6 +61,7 @@ def query_local(
     with engine() as eng:
         result = eng.query(request, on_token=on_token)
     print_result(result, as_json=as_json, streamed=on_token is not None, context_only=context_only)
+    exit_partial(result)
 
 
 def printer() -> Any:

@@ -138,6 +138,10 @@ def _render(data: dict[str, Any]) -> None:
     if trace.get("absent_sources"):
         out.print(f"absent sources: {', '.join(trace['absent_sources'])}")
     out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}")
+    for note in trace.get("notes") or []:  # e.g. the answer check, a partial global map
+        out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    if trace.get("error"):
+        out.print(f"error: {trace['error'].get('message')}", markup=False, highlight=False, soft_wrap=True)
     if ret.get("cost"):
         out.print(cost_table(ret["cost"]))
     if trace.get("entry"):

@@ -106,7 +106,20 @@ class LocalConfig(_Section):
     hybrid: bool = Field(True, description="fuse entity fulltext hits with the vector hits (RRF)")
     fulltext_k: int = Field(20, ge=1, le=500, description="entity fulltext hits fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
-    min_similarity: float = Field(0.42, ge=-1, le=1, description="absolute cosine threshold for entry entities")
+    min_similarity: float | None = Field(
+        None,
+        ge=-1,
+        le=1,
+        description="absolute cosine threshold for entry entities; unset: the index's calibrated value (stored at "
+        "import, index and adopt; `driftgraph doctor` shows it), else min_similarity_fallback. A value here wins",
+    )
+    min_similarity_fallback: float = Field(
+        0.42,
+        ge=-1,
+        le=1,
+        description="min_similarity for an index that holds no calibrated value (built before calibration, or "
+        "imported with --no-embed); tuned on MuSiQue with the offline MiniLM embedder",
+    )
     relative_similarity: float = Field(0.8, ge=0, le=1, description="keep entities with cosine >= best * this")
     named_rare_chunks: int = Field(
         5,
@@ -245,7 +258,19 @@ class DriftConfig(_Section):
     max_depth: int = Field(3, ge=0, le=20, description="epochs after the primer (0 = primer only)")
     max_llm_calls: int = Field(32, ge=1, le=100_000, description="chat calls per question, never exceeded")
     max_prompt_tokens: int = Field(200_000, ge=1000, description="prompt tokens per question, never exceeded")
-    sufficient_score: float = Field(90, ge=0, le=100, description="stop once an answer scores at least this")
+    sufficient_score: float = Field(
+        90,
+        ge=0,
+        le=100,
+        description="an answer scoring at least this may end the run as sufficient, once another answer agrees "
+        "with it (agree_evidence / agree_similarity); the primer's own score never does",
+    )
+    agree_evidence: float = Field(
+        0.3, ge=0, le=1, description="two answers agree when this share (Jaccard) of the node ids they cite is shared"
+    )
+    agree_similarity: float = Field(
+        0.85, ge=-1, le=1, description="or when the cosine of their embeddings (citations removed) is at least this"
+    )
     min_score_gain: float = Field(5, ge=0, le=100, description="stop when an epoch raises the best score less")
     dedup_similarity: float = Field(0.9, ge=0, le=1, description="follow-ups closer than this cosine are dropped")
     novelty_weight: float = Field(0.3, ge=0, le=1, description="queue priority = parent score and this x novelty")

@@ -18,6 +18,7 @@ from driftgraph.importers.graphrag import EMBEDDING_FILES, TableFile, Warnings, 
 from driftgraph.importers.summary import ImportEmbedding, ImportSummary, KindEmbedding, NodeCounts, TableWrite
 from driftgraph.importers.validate import Catalog, open_folder
 from driftgraph.store import ingest
+from driftgraph.store.calibration import calibrate, clear_calibration
 from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.schema import mark_filled_by
 from driftgraph.store.synonyms import SynonymSummary, link_synonyms
@@ -97,6 +98,10 @@ def run_import(
     from driftgraph.store.online import await_online
 
     await_online(store, cfg.neo4j.index_wait_s)  # a query right after the import finds every index ONLINE
+    if do_embed:  # the index's own entry threshold, measured over the vector indexes (store/calibration.py)
+        calibrate(store, rt.embedder.embed, rt.embedder.model_id)
+    else:  # no vectors to measure: a value from an earlier import is void
+        clear_calibration(store)
     lap("indexes")
     counts = store.read("admin/counts")[0]
     return ImportSummary(

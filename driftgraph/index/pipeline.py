@@ -40,6 +40,7 @@ from driftgraph.llm.chat import ChatClient
 from driftgraph.llm.ledger import Ledger
 from driftgraph.llm.tokenizer import count_tokens
 from driftgraph.store import ingest
+from driftgraph.store.calibration import calibrate
 from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.index_state import read_state, stored_reports
 from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
@@ -138,6 +139,7 @@ def run_index(
             from driftgraph.store.online import await_online
 
             await_online(store, cfg.neo4j.index_wait_s)  # queries right after `index` find every index ONLINE
+            calibrate(store, embedder.embed, embedder.model_id)  # the index's own entry threshold
     cost: dict[str, dict[str, int]] = ledger.to_dict(per_phase=True)
     total = cost["total"]
     extract_cost = [cost[p] for p in EXTRACT_PHASES if p in cost]

@@ -4,7 +4,9 @@ One ending for the four modes, so the stored Retrieval, the round-trip count and
 between them. A mode hands over an ``Ending`` (answer, context, stop reason, the parameters it ran with) and
 its result type; ``finish`` writes the trace (one round trip, ``store/traces.py``; DRIFT's step tree one more)
 and returns the result, or, when the run ended on an endpoint error, raises that error naming the stored
-retrieval. ``store_failed`` is the same write for a question that failed before its mode could end.
+retrieval. An answer that failed its check (``Ending.check``, ``query/answer.py``) ends the same way: no answer,
+``stop_reason: bad_answer``, the check in ``trace.answer_check`` and a note, then ``AnswerFailed``.
+``store_failed`` is the same write for a question that failed before its mode could end.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from driftgraph.errors import LLMError
+from driftgraph.query.answer import BAD_ANSWER, AnswerCheck
 from driftgraph.query.requests import QueryRequest
 from driftgraph.query.result import ContextInfo, Cost, SearchResult
 from driftgraph.query.trace import Trace, item_rows, new_retrieval_id
@@ -52,7 +55,9 @@ class Ending:
 
     ``params`` are the settings and request the run used (``Retrieval.params``); ``question`` (stored and
     returned) overrides the request's when the mode answered a cleaned form of it; ``error`` is an endpoint
-    error the run ended on: it is stored with the trace, then raised."""
+    error the run ended on (or ``AnswerFailed``): it is stored with the trace (``trace.error``), then raised.
+    ``check`` is the answer check of the final answer call: recorded when an attempt failed it, and a failed
+    check ends the run as ``bad_answer`` (``apply_check``)."""
 
     answer: str | None
     context: ContextInfo
@@ -63,6 +68,21 @@ class Ending:
     parent_id: str | None = None
     fixed_phases: Sequence[str] | None = None
     error: LLMError | None = None
+    check: AnswerCheck | None = None
+
+
+def apply_check(trace: Trace, ending: Ending, mode: str) -> Ending:
+    """Record an eventful answer check (``trace.answer_check`` and a note) and, when it failed, end the run
+    without an answer: ``stop_reason: bad_answer`` and ``AnswerFailed`` as its error. An endpoint error the
+    run already ended on stays the one raised."""
+    check = ending.check
+    if check is None or not check.eventful:
+        return ending
+    trace.extra["answer_check"] = check.to_dict()
+    trace.notes.append(check.note())
+    if not check.failed or ending.error is not None:
+        return ending
+    return replace(ending, answer=None, stop_reason=BAD_ANSWER, error=check.error(mode))
 
 
 def finish(
@@ -77,6 +97,9 @@ def finish(
 ) -> R:
     """Store the trace (unless the request or the config says not to) and build ``result``; ``after_write``
     writes more under the new retrieval id (DRIFT's steps, one round trip)."""
+    ending = apply_check(trace, ending, request.mode)
+    if ending.error is not None and "error" not in trace.extra:
+        trace.extra["error"] = error_info(ending.error)
     cost = Cost.from_ledger(rt.ledger, fixed_phases=ending.fixed_phases)
     storing = request.store_trace and rt.config.trace.enabled
     writes = (1 + (after_write is not None)) if storing else 0

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from driftgraph.llm.ledger import Ledger
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "embedding_calls", "embedding_tokens")
+# Stop reasons of a returned answer that rests on part of the work (it says so in its text). A question that
+# has no answer at all is not returned: ``bad_answer`` (the answer failed its check twice, ``query/answer.py``),
+# ``map_failed`` / ``rate_failed`` (global: no map batch / no rating was usable) are stored, then raised as
+# ``AnswerFailed``, like ``error`` (an endpoint error) is raised as the ``LLMError``.
+PARTIAL_STOPS = frozenset({"partial_map"})
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,12 @@ class SearchResult:
     cost: Cost
     stop_reason: str | None = None  # why the run ended: answered, context_only, no_data, DRIFT's stop rule ...
 
+    @property
+    def partial(self) -> bool:
+        """An answer that says it rests on part of what was asked for (``PARTIAL_STOPS``: global search's
+        ``partial_map``); the CLI exits 3 after printing it."""
+        return self.stop_reason in PARTIAL_STOPS
+
     def mode_keys(self) -> dict[str, Any]:
         """The mode's own top-level keys of the envelope."""
         return {}
@@ -111,12 +122,13 @@ class SearchResult:
 
 @dataclass
 class LocalResult(SearchResult):
-    """Local search; its ``stop_reason`` (answered, context_only, no_data) is stored, not in the envelope."""
+    """Local search; its ``stop_reason`` (answered, context_only, no_data) is stored, not in the envelope. (A
+    ``bad_answer`` run is stored, then raised.)"""
 
 
 @dataclass
 class BasicResult(SearchResult):
-    """Basic search; ``stop_reason`` is answered, context_only or no_chunks."""
+    """Basic search; ``stop_reason`` is answered, context_only or no_chunks (``bad_answer``: stored, then raised)."""
 
     def mode_keys(self) -> dict[str, Any]:
         return {"stop_reason": self.stop_reason}

@@ -2,7 +2,10 @@
 exceptions to HTTP statuses, so a client reads the same fields whatever went wrong.
 
 400 names the bad field (``code`` is the field), 401 auth, 404 unknown id or route, 413 body too large,
-429 busy (Retry-After), 502 the upstream LLM failed (``code`` is its status), 503 Neo4j down, 504 too slow.
+429 busy (Retry-After), 502 the upstream LLM failed (``code`` is its status) or its model gave no usable answer
+(type ``bad_answer``, ``code`` the problem: ``empty``, ``citations_only``, ``repeated``, ``truncated`` or global
+search's ``map_failed`` / ``rate_failed``; the retrieval is stored and named in the message), 503 Neo4j down,
+504 too slow.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from driftgraph.errors import (
     RetrievalNotFound,
     StoreError,
 )
+from driftgraph.query.answer import AnswerFailed
 
 
 class ApiError(Exception):
@@ -59,6 +63,8 @@ def from_exception(err: BaseException) -> ApiError:
         return ApiError(400, str(err), "invalid_request_error", err.field)
     if isinstance(err, RetrievalNotFound):
         return ApiError(404, str(err), "not_found", "retrieval_id")
+    if isinstance(err, AnswerFailed):  # the endpoint answered, its model's reply was no answer (issue 37)
+        return ApiError(502, str(err), "bad_answer", err.problem)
     if isinstance(err, LLMError):
         status = getattr(err, "status", None)
         return ApiError(502, str(err), "upstream_llm_error", status if status is not None else "llm")

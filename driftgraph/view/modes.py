@@ -151,13 +151,64 @@ def drift_card(ret: dict[str, Any], trace: dict[str, Any], graph: dict[str, Any]
     counts = {k: sum(1 for s in steps if s.get("status") == k) for k in ("done", "failed", "uncovered")}
     return (
         '<section class="card" id="drift"><h2>DRIFT steps</h2><p class="stop">stop reason: '
-        f'{_badge(ret.get("stop_reason"), "mode")}</p><div class="meta">{len(steps)} steps: '
+        f"{_badge(ret.get('stop_reason'), 'mode')}</p>{_stop_evidence(trace.get('stop'))}"
+        f'<div class="meta">{len(steps)} steps: '
         f"{counts['done']} done, {counts['failed']} failed, "
         f"{counts['uncovered']} uncovered \u00b7 seed {_esc(ret.get('seed', params.get('seed')))} \u00b7 max depth "
         f"{_esc(params.get('max_depth'))} \u00b7 sufficient score {_esc(sufficient)} \u00b7 min gain "
         f"{_esc(params.get('min_score_gain'))} \u00b7 HyDE {_badge(hyde.get('status') or 'none', hyde.get('status'))}"
         f"</div>{tree}<h3>uncovered follow-ups ({len(uncovered)})</h3>{unc}<h3>dropped follow-ups ({len(dropped)})"
         f"</h3>{drop}<h3>primer</h3>{folds}<p class='small'>{reduce_line}</p></section>"
+    )
+
+
+def _pair(p: dict[str, Any]) -> str:
+    facts = [f"evidence overlap {p.get('evidence_overlap')}"]
+    if p.get("similarity") is not None:
+        facts.append(f"similarity {p.get('similarity')}")
+    if p.get("shared"):
+        facts.append(f"shared {', '.join(map(str, p['shared']))}")
+    measures = " and ".join(map(str, p.get("measures") or []))
+    verb = f" agree by {measures}" if measures else ""
+    return f"{p.get('a')} and {p.get('b')}{verb} ({'; '.join(facts)})"
+
+
+def _stop_evidence(stop: Any) -> str:
+    """Why the run stopped (``trace.stop``, stored since issue 37): the sufficient check after every epoch, with
+    the claim, the answers that could corroborate it and the pairs that agreed (or came closest)."""
+    if not isinstance(stop, dict) or not stop:
+        return ""
+    rule = stop.get("rule") or {}
+    rows = []
+    for c in stop.get("checks") or []:
+        claim = c.get("claim") or {}
+        agreed = [_pair(p) for p in c.get("agreed") or []]
+        more = (c.get("agreed_total") or 0) - len(agreed)
+        if more > 0:
+            agreed.append(f"{more} more")
+        closest = c.get("closest")
+        rows.append(
+            [
+                f"epoch {c.get('depth')}",
+                "yes" if c.get("sufficient") else "no",
+                f"{claim.get('step')} {claim.get('score')}" if claim else DASH,
+                ", ".join(map(str, c.get("grounded") or [])) or DASH,
+                ", ".join(map(str, c.get("failed") or [])) or DASH,
+                c.get("compared"),
+                "; ".join(agreed) or (f"closest: {_pair(closest)}" if isinstance(closest, dict) else DASH),
+                c.get("note"),
+            ]
+        )
+    table = _table(
+        ["check", "sufficient", "best claim", "grounded answers", "failed", "pairs", "agreement", "note"], rows
+    )
+    failed = stop.get("failed_steps") or []
+    return (
+        f'<div id="stop-evidence"><p class="small">{_esc(stop.get("summary"))} \u00b7 sufficient needs a score of '
+        f"{_esc(rule.get('sufficient_score'))} corroborated by another grounded answer: evidence overlap \u2265 "
+        f"{_esc(rule.get('agree_evidence'))} or answer similarity \u2265 {_esc(rule.get('agree_similarity'))}"
+        + (f" \u00b7 failed steps (scores not counted): {_esc(', '.join(map(str, failed)))}" if failed else "")
+        + f"</p>{table}</div>"
     )
 
 

@@ -196,17 +196,33 @@ def route_card(trace: dict[str, Any]) -> str:
     )
 
 
-def _thresholds(params: dict[str, Any], entry: list[dict[str, Any]]) -> dict[str, list[tuple[str, float]]]:
-    """The gates each entry kind was held to, as (name, value); chunk and report gates follow local.py."""
+def _applied(stored: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:
+    """The gates the trace recorded (``thresholds``: the values applied and where min_similarity came from)."""
+    applied = stored.get("applied") or {}
+    source = (stored.get("min_similarity") or {}).get("source") or "config"
+    out: dict[str, list[tuple[str, float]]] = {}
+    if isinstance(applied.get("entity"), int | float):
+        out["entity"] = [(f"min_similarity ({source})", float(applied["entity"]))]
+    for kind in ("chunk", "report"):
+        if isinstance(applied.get(kind), int | float) and applied[kind] > -1:
+            out[kind] = [(f"{kind} gate", float(applied[kind]))]
+    return out
+
+
+def _thresholds(
+    params: dict[str, Any], entry: list[dict[str, Any]], stored: dict[str, Any] | None = None
+) -> dict[str, list[tuple[str, float]]]:
+    """The gates each entry kind was held to, as (name, value): the trace's own record (``thresholds``) when it
+    has one; for a retrieval stored before that, from the params (chunk and report gates as local.py had them)."""
+    if stored:
+        applied = _applied(stored)
+        _relative(applied, params, entry)
+        return applied
     out: dict[str, list[tuple[str, float]]] = {}
     min_sim = params.get("min_similarity")
     if isinstance(min_sim, int | float):
         out["entity"] = [("min_similarity", float(min_sim))]
-        sims = [e.get("similarity") for e in entry if e.get("kind", "entity") == "entity"]
-        best = max((s for s in sims if isinstance(s, int | float)), default=None)
-        rel = params.get("relative_similarity")
-        if best is not None and isinstance(rel, int | float):
-            out["entity"].append((f"{rel:g} \u00d7 best", float(rel) * float(best)))
+        _relative(out, params, entry)
     strict = any(e.get("reason") == "off_topic" for e in entry)
     chunk = params.get("min_similarity") if strict else params.get("chunk_min_similarity")
     if isinstance(chunk, int | float):
@@ -216,6 +232,15 @@ def _thresholds(params: dict[str, Any], entry: list[dict[str, Any]]) -> dict[str
         if not any(e.get("status") == "kept" and (e.get("similarity") or 0) < chunk for e in reports):
             out["report"] = [(name, float(chunk))]
     return out
+
+
+def _relative(out: dict[str, list[tuple[str, float]]], params: dict[str, Any], entry: list[dict[str, Any]]) -> None:
+    """The relative entity gate (``relative_similarity`` x the best entity's similarity), after the absolute one."""
+    sims = [e.get("similarity") for e in entry if e.get("kind", "entity") == "entity"]
+    best = max((s for s in sims if isinstance(s, int | float)), default=None)
+    rel = params.get("relative_similarity")
+    if "entity" in out and best is not None and isinstance(rel, int | float):
+        out["entity"].append((f"{rel:g} \u00d7 best", float(rel) * float(best)))
 
 
 def _score_cell(value: Any, gates: list[tuple[str, float]], kept: bool) -> str:
@@ -236,7 +261,7 @@ def entry_card(ret: dict[str, Any], trace: dict[str, Any], labels: dict[str, str
     entry = trace.get("entry") or []
     if not entry:
         return ""
-    gates = _thresholds(ret.get("params") or {}, entry)
+    gates = _thresholds(ret.get("params") or {}, entry, trace.get("thresholds"))
     rows = []
     for e in entry:
         kind = e.get("kind", "entity")

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from driftgraph.llm.tokenizer import count_tokens, truncate_tokens
 from driftgraph.query.drift.backend import PrimerReport
 from driftgraph.query.drift.loop import DriftLoop
 from driftgraph.query.drift.model import DriftRun, StepContext
+from tests.support.fake_openai import FakeOpenAI
 
 DIMS = 512
 
@@ -35,8 +37,12 @@ def h(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
+COMMON_CHUNK = "c-common"  # Source 4 of every step context: what answers that agree by evidence cite
+
+
 class FakeBackend:
-    """``DriftBackend`` over scripted reports; every step context shows Sources 1-3."""
+    """``DriftBackend`` over scripted reports. Every step context shows Sources 1-4: 1-3 are chunks of its own
+    (ids from the query's hash), 4 is ``COMMON_CHUNK``, the same chunk in every context."""
 
     def __init__(self, chat: ChatClient, n_reports: int = 6) -> None:
         self.chat = chat
@@ -74,9 +80,14 @@ class FakeBackend:
 
     def step_context(self, global_query: str, query: str, vector: np.ndarray) -> StepContext:
         self.contexts.append(query)
-        text = f"-----Sources-----\nid|text\n1|facts about {query}\n2|more facts\n3|other facts"
-        items = [{"source": "chunk", "id": f"c{(h(query) + k) % 5}", "rank": k + 1, "tokens": 5} for k in range(3)]
-        return StepContext(text, self.count_tokens(text), {"Sources": {"1", "2", "3"}}, items)
+        text = (
+            f"-----Sources-----\nid|text\n1|facts about {query}\n2|more facts\n3|other facts\n"
+            "4|background every step sees"
+        )
+        ids = [*(f"c{h(query) % 1_000_003}-{k}" for k in range(3)), COMMON_CHUNK]
+        items = [{"source": "chunk", "id": cid, "rank": k + 1, "tokens": 5} for k, cid in enumerate(ids)]
+        id_map = {"Sources": {str(k + 1): cid for k, cid in enumerate(ids)}}
+        return StepContext(text, self.count_tokens(text), {"Sources": set(id_map["Sources"])}, items, None, id_map)
 
 
 def request_kind(req: dict[str, Any]) -> str:
@@ -124,10 +135,12 @@ def tree_responder(
     n_follow: int = 3,
     max_level: int = 10,
     layers: Sequence[Sequence[str]] | None = None,
+    answer: Callable[[str, int], str] | None = None,
 ) -> Callable[[dict[str, Any]], str]:
     """Primer/step answers whose follow-ups name their parent, so the tree has distinct texts (or, with
-    ``layers``, questions of the next layer picked by a hash of the parent's question). Pure: the same
-    request always gets the same reply, whatever order requests arrive in."""
+    ``layers``, questions of the next layer picked by a hash of the parent's question). ``answer(query,
+    depth)`` writes a step's response (default: "answer to QUERY", citing Sources 1 and the unshown 7).
+    Pure: the same request always gets the same reply, whatever order requests arrive in."""
     layer_of = {q: d for d, layer in enumerate(layers or []) for q in layer}  # layer d = depth d + 1
 
     def follow(parent: str, level: int) -> list[str]:
@@ -164,7 +177,7 @@ def tree_responder(
         follows = follow(q, level)
         return json.dumps(
             {
-                "response": f"answer to {q} [Data: Sources (1, 7)]",
+                "response": answer(q, level + 1) if answer else f"answer to {q} [Data: Sources (1, 7)]",
                 "score": score(q, level + 1),
                 "follow_up_queries": follows,
             }
@@ -191,3 +204,53 @@ def run_loop(
 
 def sequence(run: DriftRun) -> list[tuple[str, str, int, str, int | None]]:
     return [(s.id, s.query, s.depth, s.status, s.epoch) for s in run.steps]
+
+
+# -- answers for the stop rule's checks (tests/test_drift_stop.py, python -m bench drift-stop) ---------------
+def own_words(query: str, n: int = 12) -> str:
+    """Words drawn from the query's hash: two queries' texts share (almost) no word, so they do not agree."""
+    return " ".join(f"w{h(f'{query}/{k}') % 1_000_003}" for k in range(n))
+
+
+def disagreeing(query: str, depth: int) -> str:
+    """A grounded answer in words of its own, citing its own chunk: agrees with no other answer."""
+    return f"{own_words(query)} [Data: Sources (1)]"
+
+
+def agreeing_by_evidence(query: str, depth: int) -> str:
+    """Words of its own, but citing the chunk every context shows (``COMMON_CHUNK``)."""
+    return f"{own_words(query)} [Data: Sources (4)]"
+
+
+def agreeing_by_words(query: str, depth: int) -> str:
+    """The same sentence from every step, each citing its own chunk."""
+    return "Corran Foundry engineers recovered the turbines after the winter storm. [Data: Sources (1)]"
+
+
+REPEATED = (
+    "The council rebuilt the sea wall and moved the turbines to the new battery hall.\n\n"
+    "The council rebuilt the sea wall and moved the turbines to the new battery hall.\n\n"
+    "The council rebuilt the sea wall and moved the turbines to the new battery hall."
+)
+
+LENGTH = "\x00length"  # a reply ending in this goes out of ``CappedFake`` cut at max_tokens
+
+
+class CappedFake(FakeOpenAI):
+    """The fake server, except that a reply the responder ends with ``LENGTH`` is sent without the marker and
+    with ``finish_reason: length``, as a server does with a reply cut at ``max_tokens``."""
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        base = super()._handler()
+
+        class Handler(base):  # type: ignore[misc, valid-type]
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                for choice in body.get("choices") or []:
+                    message = choice.get("message") or {}
+                    content = message.get("content")
+                    if isinstance(content, str) and content.endswith(LENGTH):
+                        message["content"] = content[: -len(LENGTH)]
+                        choice["finish_reason"] = "length"
+                super()._send(status, body)
+
+        return Handler

@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
                 used.append(ctx.tokens)
                 latency.append(ctx.recorder.timings["retrieval_assembly_s"])
                 trips.append(ctx.recorder.round_trips)
-                shape = (ctx.recorder.route or {}).get("shape", "-")
+                route = ctx.recorder.route
+                shape = route.shape if route is not None else "-"
                 routes[shape] = routes.get(shape, 0) + 1
                 for c in ctx.included:
                     if c.source == "chunk" and c.id in gold:

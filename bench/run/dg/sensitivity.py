@@ -112,6 +112,11 @@ def main(argv: list[str] | None = None) -> None:
     base = common.engine(a.uri)
     qvec = dict(zip([q.id for q in qs], base.embed([q.question for q in qs]), strict=True))
     defaults = base.config.local.model_dump(mode="json")
+    if defaults["min_similarity"] is None:  # calibrated per index (issue 37): scale the value this index holds
+        from driftgraph.store.calibration import read_calibration
+
+        cal = read_calibration(base.store)
+        defaults["min_similarity"] = cal.min_similarity if cal else defaults["min_similarity_fallback"]
 
     def recall(extra: dict[str, Any]) -> dict[str, list[float]]:
         return common.local_recall(a.uri, extra, qs, qvec, units, BUDGETS)

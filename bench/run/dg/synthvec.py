@@ -4,11 +4,14 @@ Why: the generator's vectors are random unit vectors, so the importer's provenan
 shipped vectors must match what the configured embedder computes for the same texts) would reject them and
 re-embed everything live; the scale bench would then time the embedding model, not the bulk import. For a
 real GraphRAG index built with the configured model that check passes; this makes it pass the same way here:
-``embed`` looks each text up in the synthetic tables and returns the vector shipped for that node.
+``embed`` looks each text up in the synthetic tables and returns the vector shipped for that node. The
+importer's calibration probes (``driftgraph/store/calibration.py``) are off-topic questions by design: they get
+random unit vectors seeded by their text, as unrelated to the index as the generator's own vectors are.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +27,9 @@ class SynthEmbedder:
         self.dimensions = dimensions
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        found: dict[str, np.ndarray] = {}
+        from driftgraph.store.calibration import PROBES
+
+        found: dict[str, np.ndarray] = {t: self._probe(t) for t in texts if t in PROBES}
         for lookup in (self._entities, self._chunks, self._reports):
             todo = [t for t in dict.fromkeys(texts) if t not in found]
             if todo:
@@ -33,6 +38,11 @@ class SynthEmbedder:
         if missing:
             raise KeyError(f"{len(missing)} texts are not texts of {self.folder.name}, e.g. {missing[0][:60]!r}")
         return np.stack([found[t] for t in texts]).astype(np.float32)
+
+    def _probe(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dimensions)
+        return v / np.linalg.norm(v)
 
     def _match(self, table: str, text_expr, id_col: str, vectors: str, texts: list[str]) -> dict[str, np.ndarray]:
         import pyarrow as pa

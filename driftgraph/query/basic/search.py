@@ -4,8 +4,9 @@ The question is embedded once; the chunk vector index (``cypher/query/basic_chun
 ``top_k`` chunks, optionally fused by reciprocal rank with the ``chunk_fulltext`` hits. Chunks enter best
 first, item by item, until the budget derived from the deployment is full; if every hit fitted and the index
 may hold more, ``k`` doubles and the search runs again (also after a drop while the room left could still
-hold the smallest chunk seen), so a large budget is really filled. The answer comes
-from ``prompts/basic_search.txt``; the trace lists every candidate with its rank, score, tokens and verdict.
+hold the smallest chunk seen), so a large budget is really filled. The answer comes from
+``prompts/basic_search.txt``, checked and retried once if it is no answer (``query/answer.py``); the trace
+lists every candidate with its rank, score, tokens and verdict.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.prompts import render_prompt
+from driftgraph.query.answer import AnswerCheck, chat_ask, checked_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
 from driftgraph.query.finish import Ending, finish
@@ -232,6 +234,7 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
     settings = request.settings(rt.config)
     ctx = build_basic_context(rt, request.question, settings, budget=request.budget)
     answer: str | None = None
+    check: AnswerCheck | None = None
     stop_reason = "context_only"
     if not request.context_only:
         if ctx.included:
@@ -239,13 +242,22 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
                 {"role": "system", "content": _prompt(rt, settings, ctx.text)},
                 {"role": "user", "content": ctx.question},
             ]
-            reply = rt.chat().complete(messages, phase="answer", max_tokens=settings.answer_reserve, on_token=on_token)
-            answer, stop_reason = reply.text, "answered"
+            chat = rt.chat()
+            check = checked_answer(
+                chat_ask(chat, "answer"),
+                messages,
+                settings.answer_reserve,
+                prompts=rt.config.prompts,
+                count_tokens=rt.count_tokens,
+                on_token=on_token,
+                evict=getattr(chat, "evict", None),
+            )
+            answer, stop_reason = check.answer, "answered"
         else:
             answer, stop_reason = render_prompt("no_data_answer", rt.config.prompts).strip(), "no_chunks"
             if on_token is not None:
                 on_token(answer)
-        ctx.recorder.citations = map_citations(answer, "Sources", {c.rank: c.id for c in ctx.included})
+        ctx.recorder.citations = map_citations(answer or "", "Sources", {c.rank: c.id for c in ctx.included})
     params = {
         **settings.model_dump(),
         "budget": request.budget,
@@ -253,5 +265,5 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
         "request": request.model_dump(mode="json"),
     }
     context = ContextInfo(ctx.text, ctx.tokens, ctx.budget.context)
-    ending = Ending(answer, context, stop_reason, params, question=ctx.question)
+    ending = Ending(answer, context, stop_reason, params, question=ctx.question, check=check)
     return finish(rt, request, ctx.recorder, ending, BasicResult)

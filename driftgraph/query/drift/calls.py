@@ -2,9 +2,17 @@
 
 Determinism under concurrency comes from the order of work, not the order of completion: budget
 reservations are taken one by one in the batch's order before any call starts, results are stored by
-position, and the repair round (one per malformed answer) is reserved in the same order after the whole
-batch has returned. A call that fails (API error after retries, timeout) marks its job ``failed`` and the
-batch goes on. A refusal (``FatalLLMError``) is kept in ``fatal`` so the loop can end the run as an error.
+position, and the second round (one call per unusable reply) is reserved in the same order after the whole
+batch has returned.
+
+A reply is unusable when it is malformed (no JSON object with the answer's keys: a repair is asked for with
+``prompts/repair_json.txt``) or, for a job with ``check`` set, degenerate (``query/answer_check.py``: empty,
+nothing but citation markers, the same paragraph over and over, or cut at ``max_tokens``: it is retried
+with ``prompts/drift_retry_answer.txt``). Either way a job gets at most one more call; a second unusable
+reply fails the job with both reasons.
+
+A call that fails (API error after retries, timeout) marks its job ``failed`` and the batch goes on. A refusal
+(``FatalLLMError``) is kept in ``fatal`` so the loop can end the run as an error.
 """
 
 from __future__ import annotations
@@ -12,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from driftgraph.errors import FatalLLMError, LLMError
+from driftgraph.query.answer_check import Problem, check_answer, describe
 from driftgraph.query.calls import Budget, Reservation
 from driftgraph.query.drift.parse import Parsed, parse_answer
 
@@ -43,6 +52,7 @@ class Job:
     json_schema: dict[str, Any] | None = None
     answer_key: str | None = None
     on_token: Callable[[str], None] | None = None
+    check: bool = False  # a degenerate answer (answer_check.py) is retried once, then the job fails
 
 
 @dataclass
@@ -56,6 +66,9 @@ class JobResult:
     completion_tokens: int = 0
     repaired: bool = False
     attempts: list[str] = field(default_factory=list)
+    truncated: bool = False  # the last reply was cut at max_tokens (ChatResult.truncated)
+    retried: bool = False  # a degenerate reply was retried (whatever the retry gave)
+    problems: list[str] = field(default_factory=list)  # what answer_check found, one name per degenerate reply
 
 
 @dataclass
@@ -67,6 +80,7 @@ class Caller:
     count_messages: Callable[[list[dict[str, str]]], int]
     concurrency: int
     repair_message: Callable[[str], str]
+    retry_message: Callable[[str], str] | None = None  # the corrective instruction for a degenerate reply
     budget_fired: bool = False
     fatal: LLMError | None = None  # the first refusal (401/403/404): every further call would fail the same way
     last_error: LLMError | None = None  # the last endpoint error of any kind
@@ -80,11 +94,17 @@ class Caller:
         retry: list[tuple[int, Job]] = []
         for i, job in enumerate(jobs):
             res = results[i]
-            if res.status == "done" and job.answer_key is not None:
-                res.parsed = parse_answer(res.text, job.answer_key)
-                if not res.parsed.ok:
-                    res.attempts.append(res.parsed.error or "malformed")
-                    retry.append((i, self._repair_job(job, res)))
+            if res.status != "done":
+                continue
+            problem = _verdict(job, res)
+            if problem == "malformed":
+                res.attempts.append((res.parsed.error if res.parsed else None) or "malformed")
+                retry.append((i, self._repair_job(job, res)))
+            elif problem is not None:
+                res.attempts.append(problem)
+                res.problems.append(problem)
+                res.retried = True
+                retry.append((i, self._retry_job(job, res, problem)))
         return self._finish_repairs(retry, results)
 
     # -- internals --------------------------------------------------------------------------------------
@@ -135,6 +155,7 @@ class Caller:
                 out.prompt_tokens += int(getattr(reply, "prompt_tokens", 0) or 0)
                 out.completion_tokens += int(getattr(reply, "completion_tokens", 0) or 0)
                 out.text = reply.text
+                out.truncated = bool(getattr(reply, "truncated", False))
                 if first:
                     out.status = "done"
 
@@ -144,7 +165,17 @@ class Caller:
             {"role": "assistant", "content": res.text},
             {"role": "user", "content": self.repair_message((res.parsed.error if res.parsed else None) or "malformed")},
         ]
-        return Job(messages, job.phase, job.max_tokens, job.json_schema, job.answer_key)
+        return Job(messages, job.phase, job.max_tokens, job.json_schema, job.answer_key, check=job.check)
+
+    def _retry_job(self, job: Job, res: JobResult, problem: Problem) -> Job:
+        """The same request, the unusable reply, and what was wrong with it: a new request, never a cache hit."""
+        say = self.retry_message or self.repair_message
+        messages = [
+            *job.messages,
+            {"role": "assistant", "content": res.text},
+            {"role": "user", "content": say(describe(problem))},
+        ]
+        return Job(messages, job.phase, job.max_tokens, job.json_schema, job.answer_key, check=job.check)
 
     def _finish_repairs(self, retry: list[tuple[int, Job]], results: list[JobResult]) -> list[JobResult]:
         if not retry:
@@ -156,19 +187,48 @@ class Caller:
         for i, job in retry:
             res = results[i]
             first_error = res.attempts[0]
+            what = "a retry" if res.retried else "a repair"
+            first = f"degenerate answer ({first_error})" if res.retried else f"malformed answer ({first_error})"
             if i not in got:
-                res.status, res.error = "failed", f"malformed answer ({first_error}); no budget left for a repair"
+                res.status, res.error = "failed", f"{first}; no budget left for {what}"
                 continue
-            if res.calls == before[i] or res.error:  # the repair call itself failed
+            if res.calls == before[i] or res.error:  # the second call itself failed
                 res.status = "failed"
-                res.error = f"malformed answer ({first_error}); repair call failed: {res.error}"
+                res.error = f"{first}; {what[2:]} call failed: {res.error}"
                 continue
-            parsed = parse_answer(res.text, job.answer_key or "")
-            if parsed.ok:
-                res.parsed, res.repaired = parsed, True
-            else:
-                res.attempts.append(parsed.error or "malformed")
-                res.parsed = parsed
-                res.status = "failed"
-                res.error = f"malformed answer after one repair: {parsed.error} (first: {first_error})"
+            problem = _verdict(job, res)
+            if problem is None:
+                res.repaired = res.repaired or not res.retried
+                continue
+            res.status = "failed"
+            if problem == "malformed":
+                error = (res.parsed.error if res.parsed else None) or "malformed"
+                res.attempts.append(error)
+                if res.retried:
+                    res.error = f"{first}; the retry was malformed: {error}"
+                else:
+                    res.error = f"malformed answer after one repair: {error} (first: {first_error})"
+                continue
+            res.attempts.append(problem)
+            res.problems.append(problem)
+            after = "one retry" if res.retried else "one repair"
+            res.error = f"{first}; after {after}: {describe(problem)}"
         return results
+
+
+def _verdict(job: Job, res: JobResult) -> Problem | Literal["malformed"] | None:
+    """What makes a reply unusable, if anything (parses ``res.parsed`` for a structured job).
+
+    A reply cut at ``max_tokens`` is ``truncated`` even when its JSON is broken: a JSON repair would be cut
+    at the same place, a shorter answer is what helps."""
+    if job.answer_key is not None:
+        res.parsed = parse_answer(res.text, job.answer_key)
+    parsed_ok = res.parsed is not None and res.parsed.ok
+    if job.check and res.truncated and not parsed_ok:
+        return "truncated"
+    if job.answer_key is not None and not parsed_ok:
+        return "malformed"
+    if not job.check:
+        return None
+    text = res.parsed.answer if res.parsed is not None else res.text
+    return check_answer(text, truncated=res.truncated)

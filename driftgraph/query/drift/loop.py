@@ -1,5 +1,10 @@
 """The DRIFT loop: HyDE -> primer folds -> epochs of local-search steps -> (reduce), under a stop rule.
 
+The stop rule (``stop.py``) is checked after the primer and after every epoch; its ``sufficient`` reason needs
+answers that corroborate each other (shared cited evidence or similar answers), never a self-score alone,
+and every check is kept for the trace (``DriftRun.stop``). Primer folds and steps whose reply is degenerate
+(``query/answer_check.py``) are retried once, then failed: a failed step has no score.
+
 Pure orchestration over a ``DriftBackend`` (retrieval, embeddings) and a chat client, so the stop rule,
 the queue and the determinism guarantees are unit-tested without a database. Every random choice goes
 through one ``random.Random(seed)``: the HyDE template report, then the queue's tie-breaks, always in the
@@ -9,7 +14,7 @@ same order. Concurrency only changes when calls finish, never what is run or in 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +25,13 @@ from driftgraph.config import DriftConfig, PromptsConfig
 from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
 from driftgraph.query.calls import FIRST_MARGIN, MARGIN, Budget
-from driftgraph.query.citations import check_citations
+from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.backend import DriftBackend, PrimerReport, count_messages
 from driftgraph.query.drift.calls import Caller, Job, JobResult
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
 from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce
-from driftgraph.query.drift.stop import EpochState, StopRule
+from driftgraph.query.drift.stop import Agreement, Answer, EpochState, StopRule
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -72,13 +77,20 @@ class DriftLoop:
         self.on_event = listen.on_event or (lambda kind, data: None)
         self.on_token = listen.on_token
         self.budget = Budget(cfg.max_llm_calls, cfg.max_prompt_tokens, first_margin=FIRST_MARGIN, margin=MARGIN)
-        self.rule = StopRule(cfg.sufficient_score, cfg.min_score_gain, cfg.max_depth)
+        self.rule = StopRule(
+            cfg.sufficient_score,
+            cfg.min_score_gain,
+            cfg.max_depth,
+            agree_evidence=cfg.agree_evidence,
+            agree_similarity=cfg.agree_similarity,
+        )
         self.caller = Caller(
             backend.chat,
             self.budget,
             lambda msgs: count_messages(backend, msgs),
             cfg.concurrency,
             lambda error: render_prompt("repair_json", prompts, error=error),
+            lambda problem: render_prompt("drift_retry_answer", prompts, problem=problem),
         )
         self._next = 0
         self.queue = FollowUpQueue(
@@ -90,6 +102,8 @@ class DriftLoop:
             new_id=self._new_id,
         )
         self.steps: dict[str, Step] = {}
+        self.checks: list[Agreement] = []  # the sufficient check after the primer and after every epoch
+        self._answer_vecs: dict[str, np.ndarray] = {}  # step id -> embedding of its answer (agreement)
 
     def _new_id(self) -> str:
         self._next += 1
@@ -108,20 +122,24 @@ class DriftLoop:
         self.steps[root.id] = root
         best = root.score
         epochs: list[Epoch] = []
+        check = self._check(0, [root])
         stop = self._failed() or self.rule.after_epoch(
-            EpochState(0, None, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left)
+            EpochState(0, None, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left, check)
         )
         depth = 0
         while stop is None:
             depth += 1
             ran = self._epoch(depth)
             scores = [s.score for s in ran if s.status == "done" and s.score is not None]
+            check = self._check(depth, ran)
             epochs.append(
                 Epoch(
                     depth,
                     len(ran),
                     max(scores) if scores else None,
                     round(sum(scores) / len(scores), 2) if scores else None,
+                    failed=sum(1 for s in ran if s.status == "failed"),
+                    sufficient={"met": check.sufficient, "note": check.note},
                 )
             )
             before = best
@@ -130,7 +148,13 @@ class DriftLoop:
             self.on_event("epoch", epochs[-1].to_dict())
             stop = self._failed() or self.rule.after_epoch(
                 EpochState(
-                    depth, before, best, len(self.queue.pending), self.caller.budget_fired, self.budget.calls_left
+                    depth,
+                    before,
+                    best,
+                    len(self.queue.pending),
+                    self.caller.budget_fired,
+                    self.budget.calls_left,
+                    check,
                 )
             )
         for item in self.queue.pending:
@@ -157,7 +181,50 @@ class DriftLoop:
         run.budget = self.budget.to_dict()
         if run.stop_reason == "error":
             run.error = self.caller.fatal or self.caller.last_error
+        run.stop = self._stop_evidence(run)
         return run
+
+    # -- the sufficient check ---------------------------------------------------------------------------
+    def _check(self, depth: int, ran: list[Step]) -> Agreement:
+        """``StopRule.corroborate`` over every usable answer so far; ``ran`` is what this epoch attempted."""
+        answers = [_answer(s) for s in sorted(self.steps.values(), key=lambda s: int(s.id[1:])) if _usable(s)]
+        failed = [s.id for s in ran if s.status == "failed"]
+        check = self.rule.corroborate(depth, answers, {s.id for s in ran}, self._vectors, failed)
+        self.checks.append(check)
+        return check
+
+    def _vectors(self, answers: Sequence[Answer]) -> np.ndarray:
+        """Unit embeddings of the answers' texts, each answer embedded once per run."""
+        missing = [a for a in answers if a.id not in self._answer_vecs]
+        if missing:
+            vecs = np.asarray(self.be.embed([a.text for a in missing], "steps"), dtype=np.float32)
+            norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+            for a, v in zip(missing, vecs / norms, strict=True):
+                self._answer_vecs[a.id] = v
+        return np.stack([self._answer_vecs[a.id] for a in answers])
+
+    def _stop_evidence(self, run: DriftRun) -> dict[str, Any]:
+        """The trace's ``stop``: the reason, the rule's thresholds, every sufficient check and the failed steps."""
+        last = self.checks[-1] if self.checks else None
+        reason = run.stop_reason
+        if reason == "sufficient" and last is not None:
+            summary = f"epoch {last.depth}: {last.note}"
+        else:
+            summary = _SUMMARY.get(reason, reason)
+            if last is not None and last.claim is not None and last.claim[1] >= self.cfg.sufficient_score:
+                summary += f"; not sufficient: {last.note}"
+        return {
+            "reason": reason,
+            "summary": summary,
+            "depth": last.depth if last is not None else 0,
+            "rule": {
+                **self.rule.thresholds(),
+                "min_score_gain": self.cfg.min_score_gain,
+                "max_depth": self.cfg.max_depth,
+            },
+            "checks": [c.to_dict() for c in self.checks],
+            "failed_steps": [s.id for s in run.steps if s.status == "failed"],
+        }
 
     def _failed(self) -> str | None:
         """``error`` when the endpoint refused a call (401/403/404), or answered none and failed some."""
@@ -177,6 +244,8 @@ class DriftLoop:
             "primer_reports_k": c.primer_reports_k,
             "primer_folds": c.primer_folds,
             "sufficient_score": c.sufficient_score,
+            "agree_evidence": self.rule.agree_evidence,
+            "agree_similarity": self.rule.agree_similarity,
             "min_score_gain": c.min_score_gain,
             "dedup_similarity": c.dedup_similarity,
             "concurrency": c.concurrency,
@@ -250,16 +319,27 @@ class DriftLoop:
                     self.cfg.primer_max_tokens,
                     PRIMER_SCHEMA,
                     "intermediate_answer",
+                    check=True,
                 )
             )
         results = self.caller.run(jobs)
         fold_rows, answers, offers = [], [], []
         scores: list[float] = []
+        valid: dict[str, set[str]] = {}
+        cited: dict[str, set[str]] = {}
         for i, (fold, res) in enumerate(zip(folds, results, strict=True)):
             row: dict[str, Any] = {"fold": i, "reports": [r.label for r in fold], "status": _status(res)}
             row.update(calls=res.calls, prompt_tokens=res.prompt_tokens, repaired=res.repaired)
+            if res.retried:
+                row.update(retried=True, problems=list(res.problems))
             if res.parsed is not None and res.parsed.ok and res.status == "done":
                 text, cites = check_citations(res.parsed.answer, {"Reports": {r.label for r in fold}})
+                ids = {r.label: r.id for r in fold}
+                cites["cited"] = {lab: [ids[x] for x in xs if x in ids] for lab, xs in cites["valid"].items()}
+                for lab, xs in cites["valid"].items():
+                    valid.setdefault(lab, set()).update(xs)
+                for lab, xs in cites["cited"].items():
+                    cited.setdefault(lab, set()).update(xs)
                 row.update(score=res.parsed.score, answer=text, citations=cites, follow_ups=res.parsed.follow_ups)
                 answers.append(text)
                 scores.append(res.parsed.score)
@@ -268,6 +348,9 @@ class DriftLoop:
                 row["error"] = res.error or "no budget"
             root.llm_calls += res.calls
             root.prompt_tokens += res.prompt_tokens
+            root.repaired = root.repaired or res.repaired
+            root.retried = root.retried or res.retried
+            root.problems += res.problems
             fold_rows.append(row)
         root.context = StepContext(
             "",
@@ -281,6 +364,10 @@ class DriftLoop:
         )
         if scores:
             root.status, root.score, root.answer = "done", max(scores), "\n\n".join(answers)
+            root.citations = {
+                "valid": {lab: sorted(xs) for lab, xs in sorted(valid.items())},
+                "cited": {lab: sorted(xs) for lab, xs in sorted(cited.items())},
+            }
         else:
             root.status, root.error = "failed", "; ".join(str(r.get("error")) for r in fold_rows)
         accepted = self.queue.offer(offers)
@@ -350,6 +437,7 @@ class DriftLoop:
                     self.cfg.local.answer_reserve,
                     STEP_SCHEMA,
                     "response",
+                    check=True,
                 )
             )
             positions.append(k)
@@ -378,6 +466,7 @@ class DriftLoop:
 
     def _apply(self, step: Step, res: JobResult) -> None:
         step.llm_calls, step.prompt_tokens, step.repaired = res.calls, res.prompt_tokens, res.repaired
+        step.retried, step.problems = res.retried, list(res.problems)
         if res.status == "skipped":
             return
         if res.status == "done" and res.parsed is not None and res.parsed.ok:
@@ -396,6 +485,33 @@ class DriftLoop:
     def _add_uncovered(self, item: Item) -> None:
         if item.id not in self.steps:
             self.steps[item.id] = Step(item.id, item.parent_id, item.query, item.depth)
+
+
+_SUMMARY = {
+    "budget": "the call or prompt-token budget would have been passed",
+    "plateau": "an epoch raised the best score by less than min_score_gain",
+    "exhausted": "no follow-up question was left",
+    "max_depth": "max_depth epochs ran",
+    "error": "the endpoint refused or failed the calls",
+}
+
+
+def _usable(step: Step) -> bool:
+    """A step whose answer may count toward ``sufficient``: done, scored, answered (a failed step never)."""
+    return step.status == "done" and step.score is not None and bool(step.answer)
+
+
+def _answer(step: Step) -> Answer:
+    """The step as the sufficient check sees it: its evidence is what it cited that it was shown, as node ids
+    (``Label:id``); without an id map, the short ids qualified by the step (they name nothing outside it)."""
+    cites = step.citations or {}
+    mapped = cites.get("cited")
+    if mapped is not None:
+        evidence = {f"{lab}:{x}" for lab, xs in mapped.items() for x in xs}
+    else:
+        evidence = {f"{lab}:{step.id}/{x}" for lab, xs in (cites.get("valid") or {}).items() for x in xs}
+    text = " ".join(strip_citations(step.answer or "").split())
+    return Answer(step.id, step.epoch or 0, float(step.score or 0.0), frozenset(evidence), text)
 
 
 def _status(res: JobResult) -> str:

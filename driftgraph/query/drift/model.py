@@ -48,6 +48,8 @@ class Step:
     llm_calls: int = 0
     prompt_tokens: int = 0
     repaired: bool = False
+    retried: bool = False  # a degenerate reply (empty, citations only, repeated, cut) was retried once
+    problems: list[str] = field(default_factory=list)  # answer_check's name for each degenerate reply
 
     def to_dict(self) -> dict[str, Any]:
         """The ``steps[]`` row of ``--json`` (the contract keys first)."""
@@ -77,6 +79,9 @@ class Step:
         if self.llm_calls:
             out["llm_calls"] = self.llm_calls
             out["repaired"] = self.repaired
+            out["retried"] = self.retried
+        if self.problems:
+            out["problems"] = list(self.problems)
         return out
 
 
@@ -86,9 +91,20 @@ class Epoch:
     ran: int
     best_score: float | None
     mean_score: float | None
+    failed: int = 0  # steps of this epoch that failed (their scores count nowhere)
+    sufficient: dict[str, Any] | None = None  # the sufficient check after this epoch (stop.Agreement.to_dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"depth": self.depth, "ran": self.ran, "best_score": self.best_score, "mean_score": self.mean_score}
+        out: dict[str, Any] = {
+            "depth": self.depth,
+            "ran": self.ran,
+            "best_score": self.best_score,
+            "mean_score": self.mean_score,
+            "failed": self.failed,
+        }
+        if self.sufficient is not None:
+            out["sufficient"] = self.sufficient
+        return out
 
 
 @dataclass
@@ -108,6 +124,7 @@ class DriftRun:
     answer: str | None = None
     reduce: dict[str, Any] | None = None
     error: LLMError | None = None  # set with stop_reason "error": the endpoint refused or never answered
+    stop: dict[str, Any] = field(default_factory=dict)  # the stop reason's evidence (trace ``stop``)
 
     @property
     def uncovered(self) -> list[Step]:

@@ -3,6 +3,12 @@
 Its call and its prompt tokens are held back from the start of the run (``reduce_hold_tokens``), so the
 budget that stops the loop never leaves the run without room for its answer. Step answers enter best
 first (the primer first) until ``reduce_context_tokens`` is used; the rest are listed as dropped.
+
+The answer is checked like every mode's (``query/answer.py``): one that is no answer is retried once with a
+corrective instruction (a call of the budget, not held back: no budget left, no retry), and when it still
+fails the reduce ends ``bad_answer`` (``trace.reduce.check``), which ``finish`` turns into the run's
+``stop_reason`` (``reduce_check``). A reply is cut at ``max_tokens`` by its finish reason where the call's
+result keeps it (``JobResult.truncated``), else when the server counted that many completion tokens.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftgraph.config import DriftConfig, PromptsConfig
+from driftgraph.errors import CallFailed, OverBudget
 from driftgraph.prompts import render_prompt
+from driftgraph.query.answer import AnswerCheck, Reply, TokenSink, checked_answer
 from driftgraph.query.citations import check_citations, strip_citations
 from driftgraph.query.drift.backend import DriftBackend, count_messages
 from driftgraph.query.drift.calls import Caller, Job
@@ -88,14 +96,51 @@ def run_reduce(
         info["error"] = "no step produced an answer"
         return None, info
     prompt = _prompt(run.question, inp.text, cfg, prompts)
-    job = Job([{"role": "user", "content": prompt}], "reduce", cfg.reduce_max_tokens, on_token=on_token)
-    res = caller.run([job], after_stop=True)[0]
-    info.update(calls=res.calls, prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens)
-    if res.status != "done":
-        info["status"] = "failed" if res.status == "failed" else "skipped"
-        info["error"] = res.error or "no budget left for the reduce"
+    info.update(calls=0, prompt_tokens=0, completion_tokens=0)
+
+    def ask(messages: list[dict[str, str]], max_tokens: int, sink: TokenSink | None) -> Reply:
+        res = caller.run([Job(messages, "reduce", max_tokens, on_token=sink)], after_stop=True)[0]
+        info["calls"] += res.calls
+        info["prompt_tokens"] += res.prompt_tokens
+        info["completion_tokens"] += res.completion_tokens
+        if res.status == "skipped":
+            raise OverBudget(res.error or "no budget left for the reduce")
+        if res.status != "done":
+            raise CallFailed(res.error or "the reduce call failed")
+        cut = getattr(res, "truncated", None)  # the finish reason, where the caller keeps it
+        return _Reply(res.text, bool(cut) if cut is not None else res.completion_tokens >= max_tokens)
+
+    messages = [{"role": "user", "content": prompt}]
+    try:
+        check = checked_answer(
+            ask, messages, cfg.reduce_max_tokens, prompts=prompts, count_tokens=backend.count_tokens, on_token=on_token
+        )
+    except (OverBudget, CallFailed) as err:
+        info["status"] = "skipped" if isinstance(err, OverBudget) else "failed"
+        info["error"] = str(err) if isinstance(err, CallFailed) else "no budget left for the reduce"
         return None, info
-    text, cites = check_citations(res.text.strip(), {"Steps": shown})
+    info["attempts"] = len(check.attempts)
+    if check.eventful:
+        info["check"] = check.to_dict()
+    if check.answer is None:
+        info["status"] = "bad_answer"
+        info["error"] = check.note()
+        info["loop_stop_reason"] = run.stop_reason  # the run's stop_reason becomes bad_answer (``reduce_check``)
+        return None, info
+    text, cites = check_citations(check.answer.strip(), {"Steps": shown})
     info["status"] = "done"
     info["citations"] = cites
     return text, info
+
+
+@dataclass(frozen=True)
+class _Reply:
+    text: str
+    truncated: bool
+
+
+def reduce_check(reduce: dict[str, Any] | None) -> AnswerCheck | None:
+    """The reduce's answer check as ``finish`` takes it (``Ending.check``), from ``trace.reduce``."""
+    if not reduce or "check" not in reduce:
+        return None
+    return AnswerCheck.from_dict(reduce["check"])

@@ -19,6 +19,13 @@ class DriftResult(SearchResult):
     uncovered: list[Step] = field(default_factory=list)
     epochs: list[Epoch] = field(default_factory=list)
 
+    @property
+    def stop(self) -> dict[str, Any]:
+        """The evidence behind ``stop_reason`` (``trace.stop``): the rule's thresholds, every sufficient check
+        (which answers agreed, by which measure) and the failed steps."""
+        value = self.trace.extra.get("stop")
+        return value if isinstance(value, dict) else {}
+
     def mode_keys(self) -> dict[str, Any]:
         return {
             "seed": self.seed,

@@ -2,8 +2,9 @@
 
 The envelope (``query/result.py``) gets ``seed``, ``stop_reason``, ``limits``, ``steps``, ``uncovered`` and
 ``epochs`` at the top level and ``cost.phases`` with ``hyde``, ``primer``, ``steps``, ``reduce`` and
-``total``. The trace is stored as a ``(:Retrieval {mode: 'drift'})`` with INCLUDED edges to everything any
-step used (one round trip, ``query/finish.py``) plus the step tree (one more round trip).
+``total``; ``trace.stop`` holds the evidence behind the stop reason (``stop.py``). The trace is stored as a
+``(:Retrieval {mode: 'drift'})`` with INCLUDED edges to everything any step used (one round trip,
+``query/finish.py``) plus the step tree (one more round trip).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from driftgraph.errors import LLMUnavailable
 from driftgraph.query.drift.graph import GraphBackend
 from driftgraph.query.drift.loop import DriftLoop, Event, Listeners
 from driftgraph.query.drift.model import DriftRun, Step
-from driftgraph.query.drift.reduce import tree_text
+from driftgraph.query.drift.reduce import reduce_check, tree_text
 from driftgraph.query.drift.result import DriftResult
 from driftgraph.query.finish import Ending, error_info, finish
 from driftgraph.query.requests import DriftQuery
@@ -75,6 +76,7 @@ def drift_search(
         seed=seed,
         error=error,
         fixed_phases=PHASES,
+        check=reduce_check(run.reduce),  # a reduce that stayed no answer ends the run as bad_answer
     )
     return finish(
         rt,
@@ -122,6 +124,7 @@ def _recorder(run: DriftRun, seconds: float) -> Trace:
         reduce=run.reduce,
         dropped_follow_ups=run.dropped_follow_ups,
         step_budgets={s.id: s.context.budget for s in run.steps if s.context is not None and s.context.budget},
+        stop=run.stop,  # the stop reason's evidence: every sufficient check, which answers agreed and by what
     )
     return rec
 

@@ -3,9 +3,10 @@
 Reports are put in a seeded order (one ``random.Random(seed)``, passed in), numbered 1..n (the short ids the
 points and the answer cite) and packed greedily into batches whose rendered text never exceeds the map
 budget (checked with the real tokenizer). Each batch is one call of ``prompts/global_map.txt`` with a strict
-json_schema; replies are parsed tolerantly, repaired once, and a reply that stays malformed is counted and
-yields no points instead of failing the question. Results are kept by batch index, so the outcome does not
-depend on which call finished first.
+json_schema; replies are parsed tolerantly and repaired once; a reply that stays malformed is counted
+(``status: malformed``) and yields no points. ``MapOutcome`` says what the batches add up to: a question whose
+batches were all lost has no answer, one with some lost gets a partial answer that says so. Results are kept
+by batch index, so the outcome does not depend on which call finished first.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
+from driftgraph.query.answer import AnswerFailed
 from driftgraph.query.global_.gate import CallGate, failure
 from driftgraph.query.global_.select import CommunityReport, ReportState
 
 if TYPE_CHECKING:
-    from driftgraph.config import GlobalConfig
+    from driftgraph.config import GlobalConfig, PromptsConfig
     from driftgraph.runtime import Runtime
 
 SEPARATOR = "\n\n"
@@ -77,6 +79,80 @@ class MapBatch:
             "malformed": self.malformed,
             "error": self.error,
         }
+
+
+@dataclass(frozen=True)
+class MapOutcome:
+    """How the map went, batch by batch: read (``done``), ``malformed`` after its repairs, ``failed`` at the
+    endpoint, ``skipped`` for the budget. Lost batches (malformed or failed) are never read as "nothing
+    relevant": none read is ``map_failed``, some lost is ``partial_map`` (``search.py``)."""
+
+    batches: list[MapBatch]
+    repair_retries: int = 1
+
+    def _with(self, *status: str) -> list[MapBatch]:
+        return [b for b in self.batches if b.status in status]
+
+    @property
+    def done(self) -> int:
+        return len(self._with("done"))
+
+    @property
+    def lost(self) -> int:
+        """Batches whose reply could not be used (malformed or failed): their reports were not read."""
+        return len(self._with("malformed", "failed"))
+
+    @property
+    def unusable(self) -> bool:
+        """No batch was read and some were lost: nothing to answer from, and no absence to report."""
+        return self.done == 0 and self.lost > 0
+
+    @property
+    def name(self) -> str:
+        """``trace.map.outcome``: complete, partial, failed, or none (nothing mapped: no report, or the budget)."""
+        if self.unusable:
+            return "failed"
+        if self.lost:
+            return "partial"
+        return "complete" if self.done else "none"
+
+    def reasons(self) -> str:
+        """Why the lost batches were lost, counted, with the first error of each kind."""
+        parts = []
+        malformed, failed = self._with("malformed"), self._with("failed")
+        if malformed:
+            n = self.repair_retries
+            repairs = f"{n} repair call{'s' if n != 1 else ''}"
+            parts.append(f"{len(malformed)} malformed, no usable JSON after {repairs}: {malformed[0].error}")
+        if failed:
+            parts.append(f"{len(failed)} failed at the endpoint: {failed[0].error}")
+        return "; ".join(parts)[:400]
+
+    def summary(self) -> str:
+        """One line for ``trace.notes``."""
+        end = "no answer (stop_reason map_failed)" if self.unusable else "a partial answer (stop_reason partial_map)"
+        return f"map: {self.lost} of {len(self.batches)} batches gave no usable reply ({self.reasons()}): {end}"
+
+    def note(self, prompts: PromptsConfig, mapped: int) -> str:
+        """A partial answer's opening lines (``prompts/partial_map_note.txt``)."""
+        return render_prompt(
+            "partial_map_note",
+            prompts,
+            lost=self.lost,
+            batches=len(self.batches),
+            reports=sum(len(b.reports) for b in self._with("malformed", "failed")),
+            mapped=mapped,
+        ).strip()
+
+    def error(self) -> AnswerFailed:
+        """No batch read: the one-line error, what failed and what to do."""
+        return AnswerFailed(
+            f"global search: none of the {len(self.batches)} map batches gave usable key points "
+            f"({self.reasons()}): no answer was returned",
+            problem="map_failed",
+            hint="A small model may not keep to the JSON format: check the structured output `driftgraph doctor` "
+            "reports (llm.json_schema) or try a larger model",
+        )
 
 
 def render_report(short_id: int, text: str) -> str:

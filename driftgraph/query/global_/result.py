@@ -13,7 +13,11 @@ from driftgraph.query.result import SearchResult
 @dataclass
 class GlobalResult(SearchResult):
     """Global search: the level and selection mode used, the report-order seed, the selection and map batches
-    (their JSON is in the trace: ``selection``, ``reports``, ``batches``, ``points``, ``map``)."""
+    (their JSON is in the trace: ``selection``, ``reports``, ``batches``, ``points``, ``map``).
+
+    ``stop_reason``: answered, no_relevant_points (every batch read, nothing found), budget, or partial_map
+    (some batches gave no usable reply: the answer opens by saying how many). ``map_failed`` (no batch usable),
+    ``rate_failed`` (dynamic: no rating usable), ``bad_answer`` and ``error`` are stored, then raised."""
 
     level: int = 0
     dynamic: bool = False

@@ -9,6 +9,13 @@ Budgets are derived from the deployment like local search's (``query/budget.py``
 below ``min_score`` (always 0) are dropped; the rest enter the reduce prompt best first, item by item, until
 the reduce budget is full. The trace lists every report visited with the stage it reached (listed / rated /
 mapped / used), its rating, batch and points, and why it was dropped.
+
+A failed map is never read as an absence of information (issue 37): when no batch gave a usable reply
+(malformed after its repair, or failed at the endpoint) the question ends as ``map_failed`` (``AnswerFailed``,
+no answer); when some did not, the answer opens with ``prompts/partial_map_note.txt`` (how many batches of how
+many, and why) and ``stop_reason`` is ``partial_map``. ``no_relevant_points`` means every batch was read and
+none found anything. Likewise a dynamic selection whose every rating reply was unusable ends ``rate_failed``.
+The reduce's answer is checked like every mode's (``query/answer.py``).
 """
 
 from __future__ import annotations
@@ -18,13 +25,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import OverBudget
+from driftgraph.errors import LLMError, OverBudget
 from driftgraph.prompts import render_prompt
+from driftgraph.query.answer import AnswerCheck, Reply, TokenSink, checked_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
 from driftgraph.query.finish import Ending, error_info, finish
 from driftgraph.query.global_.gate import CallGate
-from driftgraph.query.global_.map import MapBatch, Point, make_batches, map_prompt, run_map
+from driftgraph.query.global_.map import MapBatch, MapOutcome, Point, make_batches, map_prompt, run_map
 from driftgraph.query.global_.result import GlobalResult
 from driftgraph.query.global_.select import ReportState, Selection, select_dynamic, select_level
 from driftgraph.query.requests import GlobalQuery
@@ -76,12 +84,25 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
     points = [p for b in batches for p in b.points]
     kept, point_trace, context = _reduce_context(rt, settings, points, reduce_budget.context)
     gate.release()
-    error = gate.errors[0] if gate.all_failed else None
+    outcome = MapOutcome(batches, settings.repair_retries)
+    error: LLMError | None = gate.errors[0] if gate.all_failed else None
+    check: AnswerCheck | None = None
     if error is not None:  # every rating / map call failed: an endpoint error, not "nothing relevant"
         answer, stop_reason = None, "error"
+    elif outcome.unusable:  # no batch was read: never "the data does not contain enough information"
+        answer, stop_reason, error = None, "map_failed", outcome.error()
+    elif selection.ratings_unusable:  # dynamic: no rating could be read, so nothing was selected
+        answer, stop_reason, error = None, "rate_failed", selection.rating_error()
     else:
+        note = outcome.note(rt.config.prompts, len(selection.selected)) if outcome.lost else None
+        if note is not None and on_token is not None:
+            on_token(note + "\n\n")  # said before the answer, so a streamed answer is read with it
         reduce = _reduce_messages(rt, settings, context.text, question) if kept else None
-        answer, stop_reason = _answer(rt, settings, reduce, on_token, gate)
+        answer, stop_reason, check = _answer(rt, settings, reduce, on_token, gate)
+        if note is not None and answer is not None:
+            answer, stop_reason = f"{note}\n\n{answer}", "partial_map"
+    if outcome.lost:
+        recorder.notes.append(outcome.summary())
     _finish_states(selection, batches, points, kept, settings.min_score)
 
     recorder.budget = reduce_budget
@@ -115,6 +136,8 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
             "failed": sum(int(b.status == "failed") for b in batches),
             "skipped": sum(int(b.status == "skipped") for b in batches),
             "points": len(points),
+            "usable": outcome.done,
+            "outcome": outcome.name,
         },
         call_budget=gate.to_dict(),
         selection=selection.to_dict(),
@@ -132,7 +155,7 @@ def global_search(rt: Runtime, request: GlobalQuery, *, on_token: Callable[[str]
     }
     if error is not None:
         recorder.extra["error"] = error_info(error)
-    ending = Ending(answer, context, stop_reason, params, seed=seed, error=error)
+    ending = Ending(answer, context, stop_reason, params, seed=seed, error=error, check=check)
     return finish(
         rt,
         request,
@@ -232,27 +255,42 @@ def _answer(
     rt: Runtime,
     settings: GlobalConfig,
     messages: list[dict[str, str]] | None,
-    on_token: Callable[[str], None] | None,
+    on_token: TokenSink | None,
     gate: CallGate,
-) -> tuple[str | None, str]:
-    """The reduce (``messages``; None: no point was kept), inside the held-back reservation; ``budget`` when the
-    map met the cap (answered anyway)."""
+) -> tuple[str | None, str, AnswerCheck | None]:
+    """The reduce (``messages``; None: no point was kept), inside the held-back reservation, checked and retried
+    once if it is no answer (the retry needs a call of the budget); ``budget`` when the map met the cap
+    (answered anyway)."""
     if messages is None:
         answer = render_prompt("no_data_answer", rt.config.prompts).strip()
         if on_token is not None:
             on_token(answer)
-        return answer, "budget" if gate.fired else "no_relevant_points"
+        return answer, "budget" if gate.fired else "no_relevant_points", None
+    chat = rt.chat()
+
+    def ask(msgs: list[dict[str, str]], max_tokens: int, sink: TokenSink | None) -> Reply:
+        res = gate.reserve(msgs)  # OverBudget: no call
+        try:
+            reply = chat.complete(msgs, phase="reduce", max_tokens=max_tokens, on_token=sink)
+        except Exception as err:
+            gate.settle(res, None, err)
+            raise
+        gate.settle(res, reply.prompt_tokens)
+        return reply
+
     try:
-        res = gate.reserve(messages)
+        check = checked_answer(
+            ask,
+            messages,
+            settings.answer_reserve,
+            prompts=rt.config.prompts,
+            count_tokens=rt.count_tokens,
+            on_token=on_token,
+            evict=getattr(chat, "evict", None),
+        )
     except OverBudget:
-        return None, "budget"
-    try:
-        reply = rt.chat().complete(messages, phase="reduce", max_tokens=settings.answer_reserve, on_token=on_token)
-    except Exception as err:
-        gate.settle(res, None, err)
-        raise
-    gate.settle(res, reply.prompt_tokens)
-    return reply.text, "budget" if gate.fired else "answered"
+        return None, "budget", None
+    return check.answer, "budget" if gate.fired else "answered", check
 
 
 def _finish_states(

@@ -19,6 +19,7 @@ from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
+from driftgraph.query.answer import AnswerFailed
 from driftgraph.query.global_.gate import CallGate
 
 if TYPE_CHECKING:
@@ -122,6 +123,24 @@ class Selection:
     rate_repaired: int = 0
     rate_failed: int = 0
     rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ratings_unusable(self) -> bool:
+        """Nothing selected because no rating reply could be used (every rating batch malformed or failed):
+        the reports were never judged, so "nothing relevant" would be a failure read as an absence."""
+        lost = self.rate_malformed + self.rate_failed
+        return not self.selected and self.rate_batches > 0 and lost >= self.rate_batches
+
+    def rating_error(self) -> AnswerFailed:
+        """``ratings_unusable``: the one-line error (``stop_reason: rate_failed``)."""
+        return AnswerFailed(
+            f"global search: none of the {self.rate_batches} rating batches of the dynamic selection gave usable "
+            f"ratings ({self.rate_malformed} malformed, {self.rate_failed} failed at the endpoint), so no report "
+            "was read: no answer was returned",
+            problem="rate_failed",
+            hint="A small model may not keep to the JSON format: try --no-dynamic (a level cut, no ratings), check "
+            "the structured output `driftgraph doctor` reports, or try a larger model",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -8,14 +8,20 @@ reciprocal rank fusion (RRF); then exclusions, an absolute cosine threshold (``m
 relative to the best candidate (``relative_similarity``), and the top ``entity_top_k`` by fused score with the
 id as the final tie-break. Chunks: the chunk index's top ``chunk_top_k`` hits are candidates in their own
 right (plain vector retrieval is the floor the graph adds to). When no entity passes, the question is treated
-as off-topic and chunks must clear the entity threshold too, so nothing is padded in.
+as off-topic and chunks must clear the entity threshold too, so nothing is padded in; community reports then
+face the index's calibrated report threshold, so the route that falls to "reports first" has reports drawn by
+similarity (those above the reports' noise floor).
+
+``min_similarity`` is resolved per question (``resolve_thresholds``): an explicit ``local.min_similarity`` wins,
+else the value calibrated for this index (``store/calibration.py``, read in the same round trip), else
+``local.min_similarity_fallback``; the trace's ``thresholds`` say which was used and where it came from.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +46,44 @@ class ChunkHit:
     id: str
     similarity: float
     rank: int
+    tokens: int = 0  # reports: n_tokens (for the trace item of a report the gate kept out)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The entry gates one question was held to, and where each came from: ``config`` (an explicit
+    ``local.min_similarity``), ``calibrated`` (the index's stored value) or ``fallback``
+    (``local.min_similarity_fallback``: the index holds no calibrated value)."""
+
+    min_similarity: float
+    source: str
+    report_min_similarity: float  # what a report hit must reach when no entity entered
+    report_source: str
+    chunk_min_similarity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "min_similarity": {"value": self.min_similarity, "source": self.source},
+            "report_min_similarity": {"value": self.report_min_similarity, "source": self.report_source},
+            "chunk_min_similarity": {"value": self.chunk_min_similarity, "source": "config"},
+        }
+
+
+def resolve_thresholds(settings: LocalConfig, calibrated: Mapping[str, Any] | None = None) -> Thresholds:
+    """An explicit ``min_similarity`` wins, then the index's calibrated value, then the fallback. Reports without
+    an entity face the index's calibrated report threshold when it has one, else ``min_similarity``."""
+    cal = calibrated or {}
+    if settings.min_similarity is not None:
+        value, source = float(settings.min_similarity), "config"
+    elif cal.get("min_similarity") is not None:
+        value, source = float(cal["min_similarity"]), "calibrated"
+    else:
+        value, source = float(settings.min_similarity_fallback), "fallback"
+    if cal.get("report_min_similarity") is not None:
+        report, report_source = float(cal["report_min_similarity"]), "calibrated"
+    else:
+        report, report_source = value, source
+    return Thresholds(value, source, report, report_source, float(settings.chunk_min_similarity))
 
 
 @dataclass
@@ -59,10 +103,25 @@ class EntryResult:
     best_chunk: float | None = None
     seeds: list[str] = field(default_factory=list)  # chunk hits past the gate that seed the second hop
     report_ids: list[str] = field(default_factory=list)  # report hits past the report gate
+    thresholds: Thresholds | None = None  # None only for a result built by hand (then the settings' values)
+    gated_reports: list[tuple[ChunkHit, str]] = field(default_factory=list)  # report hits the gate kept out
+
+    def gates(self, settings: LocalConfig) -> Thresholds:
+        return self.thresholds if self.thresholds is not None else resolve_thresholds(settings)
 
     def chunk_gate(self, settings: LocalConfig) -> float:
         """The similarity a chunk must reach without graph support: the entity threshold when off-topic."""
-        return settings.min_similarity if self.strict else settings.chunk_min_similarity
+        t = self.gates(settings)
+        return t.min_similarity if self.strict else t.chunk_min_similarity
+
+    def report_gate(self, settings: LocalConfig, thematic: bool) -> float:
+        """What a report hit must reach: nothing on thematic wording; with no entry entity, the index's report
+        threshold (the route leads with reports, drawn by similarity); else the chunk gate."""
+        if thematic:
+            return -1.0
+        if self.off_topic:
+            return self.gates(settings).report_min_similarity
+        return self.chunk_gate(settings)
 
 
 def enter(run: LocalRun) -> EntryResult:
@@ -75,7 +134,11 @@ def enter(run: LocalRun) -> EntryResult:
     thematic = thematic_wording(run.query)
     entry = replace(found, strict=found.off_topic and not thematic)
     gate = entry.chunk_gate(settings)
-    report_gate = -1.0 if thematic else gate
+    report_gate = entry.report_gate(settings, thematic)
+    rec.extra["thresholds"] = {
+        **entry.gates(settings).to_dict(),
+        "applied": {"entity": entry.gates(settings).min_similarity, "chunk": gate, "report": report_gate},
+    }
     for cand in entry.candidates:
         rec.add_entry(cand)
     gates: tuple[tuple[Literal["chunk", "report"], list[ChunkHit], float], ...] = (
@@ -98,10 +161,12 @@ def enter(run: LocalRun) -> EntryResult:
                     vector_rank=hit.rank,
                 )
             )
+    report_reason = "off_topic" if entry.strict else "below_threshold"
     return replace(
         entry,
         seeds=[h.id for h in entry.chunk_hits if h.similarity >= gate][: settings.seed_chunks],
         report_ids=[h.id for h in entry.report_hits if h.similarity >= report_gate],
+        gated_reports=[(h, report_reason) for h in entry.report_hits if h.similarity < report_gate],
     )
 
 
@@ -139,7 +204,7 @@ def run_entry(
                 "load one with `driftgraph import-graphrag DIR` or build one with `driftgraph index DIR`"
             ) from None
         raise
-    return select_entry(row, settings, exclude, question)
+    return select_entry(row, settings, exclude, question, resolve_thresholds(settings, row.get("calibrated")))
 
 
 def _words(text: str) -> list[str]:
@@ -172,15 +237,24 @@ def named_rule(title: str, question: str, df: int | None, rare_chunks: int) -> s
     return None
 
 
-def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[str], question: str = "") -> EntryResult:
+def select_entry(
+    row: dict[str, Any],
+    settings: LocalConfig,
+    exclude: Sequence[str],
+    question: str = "",
+    thresholds: Thresholds | None = None,
+) -> EntryResult:
     """Fuse, threshold and cut the raw entry rows (pure; unit-tested without a database).
 
     An entity whose title the question spells out as a specific name (``named_rule``) is a third ranked list in
     the fusion (longest title first) and passes the similarity thresholds: long LLM-written descriptions dilute
     a named entity's cosine. A generic noun the question happens to contain faces the thresholds like any hit.
-    Each kept entity's ``rule`` says what kept it.
+    Each kept entity's ``rule`` says what kept it. ``thresholds`` default to the settings' own (no calibration).
     """
-    out = EntryResult(present=dict(row.get("present") or {}), chunk_count=int(row.get("chunk_count") or 0))
+    gates = thresholds if thresholds is not None else resolve_thresholds(settings)
+    out = EntryResult(
+        present=dict(row.get("present") or {}), chunk_count=int(row.get("chunk_count") or 0), thresholds=gates
+    )
     merged: dict[str, dict[str, Any]] = {}
     for rank, hit in enumerate(row.get("entity_vector") or [], start=1):
         merged.setdefault(hit["id"], {"id": hit["id"], "title": hit.get("title") or "", "sim": hit["similarity"]})
@@ -215,7 +289,7 @@ def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[s
             reason = "no_embedding"
         elif "trank" in m:
             pass  # named in the question
-        elif m["sim"] < settings.min_similarity:
+        elif m["sim"] < gates.min_similarity:
             reason = "below_threshold"
         elif best is not None and m["sim"] < best * settings.relative_similarity:
             reason = "below_relative_threshold"
@@ -241,7 +315,10 @@ def select_entry(row: dict[str, Any], settings: LocalConfig, exclude: Sequence[s
     hits = [ChunkHit(h["id"], float(h["similarity"]), i) for i, h in enumerate(row.get("chunk_vector") or [], 1)]
     hits.sort(key=lambda h: (-h.similarity, h.id))
     out.chunk_hits = hits
-    reports = [ChunkHit(h["id"], float(h["similarity"]), i) for i, h in enumerate(row.get("report_vector") or [], 1)]
+    reports = [
+        ChunkHit(h["id"], float(h["similarity"]), i, int(h.get("n_tokens") or 0))
+        for i, h in enumerate(row.get("report_vector") or [], 1)
+    ]
     reports.sort(key=lambda h: (-h.similarity, h.id))
     out.report_hits = reports
     out.best_chunk = hits[0].similarity if hits else None

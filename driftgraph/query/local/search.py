@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from driftgraph.errors import QuestionError
 from driftgraph.prompts import render_prompt
 from driftgraph.query import tables
+from driftgraph.query.answer import AnswerCheck, chat_ask, checked_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget
 from driftgraph.query.citations import check_local
 from driftgraph.query.finish import Ending, finish
@@ -177,7 +178,8 @@ def local_search(
     history = [t.model_dump() for t in request.history]
     ask = LocalAsk(request.question, budget=request.budget, history=history, exclude=request.exclude)
     ctx = build_local_context(rt, ask, settings)
-    answer = None if request.context_only else _answer(rt, ctx, settings, on_token)
+    check = None if request.context_only else _answer(rt, ctx, settings, on_token)
+    answer = check.answer if check is not None else None
     stop = "context_only" if request.context_only else ("no_data" if not ctx.included else "answered")
     params = {
         **settings.model_dump(mode="json"),
@@ -189,25 +191,33 @@ def local_search(
         "request": request.model_dump(mode="json"),
     }
     context = ContextInfo(ctx.text, ctx.tokens, ctx.budget.context)
-    return finish(rt, request, ctx.recorder, Ending(answer, context, stop, params, parent_id=parent_id), LocalResult)
+    ending = Ending(answer, context, stop, params, parent_id=parent_id, check=check)
+    return finish(rt, request, ctx.recorder, ending, LocalResult)
 
 
-def _answer(rt: Runtime, ctx: LocalContext, settings: LocalConfig, on_token: Callable[[str], None] | None) -> str:
-    """The answer call (skipped when nothing entered the context), its citations checked against the context."""
+def _answer(
+    rt: Runtime, ctx: LocalContext, settings: LocalConfig, on_token: Callable[[str], None] | None
+) -> AnswerCheck:
+    """The answer call, checked and retried once if it is no answer (``query/answer.py``; skipped when nothing
+    entered the context), its citations checked against the context."""
     rec = ctx.recorder
     if not ctx.included:
         rec.notes.append("no context: the answer call was skipped")
-        return render_prompt("no_data_answer", rt.config.prompts).strip()
+        return AnswerCheck(answer=render_prompt("no_data_answer", rt.config.prompts).strip())
     t0 = time.perf_counter()
     system = render_prompt(
         "local_search", rt.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
     )
-    res = rt.chat().complete(
+    chat = rt.chat()
+    check = checked_answer(
+        chat_ask(chat, "answer"),
         [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}],
-        phase="answer",
-        max_tokens=settings.answer_reserve,
+        settings.answer_reserve,
+        prompts=rt.config.prompts,
+        count_tokens=rt.count_tokens,
         on_token=on_token,
+        evict=getattr(chat, "evict", None),
     )
-    rec.citations = check_local(res.text, ctx.id_map)
+    rec.citations = check_local(check.answer or "", ctx.id_map)
     rec.timings["answer_s"] = time.perf_counter() - t0
-    return res.text
+    return check
