@@ -143,6 +143,7 @@ def run_checks(rt: Runtime) -> DoctorReport:
 
     def llm() -> dict[str, Any]:
         from driftgraph.llm.client import llm_configured, make_openai_client
+        from driftgraph.llm.probe import probe_structured
         from driftgraph.llm.retry import with_retries
 
         if not llm_configured(cfg.llm):
@@ -154,6 +155,7 @@ def run_checks(rt: Runtime) -> DoctorReport:
             "model": cfg.llm.model,
             "base_url": cfg.llm.base_url,
             "models": [m.id for m in models.data][:20],
+            "structured_output": probe_structured(cfg.llm).line(),  # the response format runs will send
         }
 
     reached = _check(neo4j)

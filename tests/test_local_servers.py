@@ -329,7 +329,8 @@ def test_doctor_probe_names_the_form_each_server_takes(name, sends):
     try:
         cfg = LLMConfig(base_url=fake.base_url, model=MODELS[name][0], max_retries=2, backoff_base_s=0)
         got = probe_structured(cfg)
-        assert got["sends"] == sends and got["fallbacks"] == int(sends != "json_schema")
-        assert len(fake.chat_requests()) == 1 + got["fallbacks"], "one probe, one re-send per refusal, no retries"
+        assert got.sends == sends and got.fallbacks == int(sends != "json_schema") and got.error is None
+        assert len(fake.chat_requests()) == 1 + got.fallbacks, "one probe, one re-send per refusal, no retries"
+        assert got.line() == sends + (" (1 stronger form refused)" if got.fallbacks else "")
     finally:
         fake.stop()

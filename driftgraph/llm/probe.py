@@ -7,7 +7,7 @@ or plain text, and what the server said to each form it refused.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from driftgraph.config import LLMConfig
 from driftgraph.errors import LLMError
@@ -19,15 +19,27 @@ _PROBE = schema("probe", {"ok": {"type": "boolean"}})
 _MESSAGES = [{"role": "user", "content": 'Reply with the JSON object {"ok": true} and nothing else.'}]
 
 
-def probe_structured(cfg: LLMConfig) -> dict[str, Any]:
-    """``{"sends": form, "fallbacks": n}`` after one structured call; ``json_schema: false`` sends none."""
+@dataclass(frozen=True)
+class Probe:
+    sends: str  # json_schema, json_object_schema, json_object or text
+    fallbacks: int  # forms the server refused before one was taken
+    error: str | None = None  # the probe call itself failed (the form is then what was last learnt)
+
+    def line(self) -> str:
+        """What ``doctor`` prints."""
+        if self.error is not None:
+            return f"not probed: {self.error}"
+        refused = f" ({self.fallbacks} stronger form{'s' * (self.fallbacks > 1)} refused)" if self.fallbacks else ""
+        return f"{self.sends}{refused}"
+
+
+def probe_structured(cfg: LLMConfig) -> Probe:
+    """The form the endpoint takes, after one small structured call; ``llm.json_schema: false`` sends none."""
     if not cfg.json_schema:
-        return {"sends": "text", "fallbacks": 0, "note": "llm.json_schema is false: no response_format is sent"}
-    probe_cfg = cfg.model_copy(update={"max_retries": 0})
-    chat = ChatClient(probe_cfg, Ledger())
+        return Probe("text", 0)
+    chat = ChatClient(cfg.model_copy(update={"max_retries": 0}), Ledger())
     try:
         chat.complete(_MESSAGES, phase="probe", max_tokens=16, json_schema=_PROBE)
     except LLMError as err:
-        return {"sends": compat.notes_for(cfg).structured, "fallbacks": 0, "error": str(err)}
-    fallbacks = chat.ledger.total.format_fallbacks
-    return {"sends": compat.notes_for(cfg).structured, "fallbacks": fallbacks}
+        return Probe(compat.notes_for(cfg).structured, 0, str(err))
+    return Probe(compat.notes_for(cfg).structured, chat.ledger.total.format_fallbacks)
