@@ -167,6 +167,33 @@ def test_http_api_has_the_same_auth_as_bolt(running):
     assert post("not-the-password") == 401
 
 
+def _preflight(url: str, origin: str) -> dict[str, str]:
+    req = urllib.request.Request(url, method="OPTIONS")
+    req.add_header("Origin", origin)
+    req.add_header("Access-Control-Request-Method", "POST")
+    req.add_header("Access-Control-Request-Headers", "authorization, content-type")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return {k.lower(): v for k, v in resp.headers.items()}
+    except urllib.error.HTTPError as e:
+        return {k.lower(): v for k, v in e.headers.items()}
+
+
+@pytest.mark.neo4j
+def test_http_api_grants_no_other_origin_by_cors(running):
+    """A page on another origin may not send Cypher with the password: the preflight (what a browser asks before
+    a POST carrying Authorization) grants only the Browser's own origin, never ``*`` nor the caller."""
+    cfg, _, _ = running
+    own = f"http://127.0.0.1:{cfg.http_port}"
+    for path in ("/db/neo4j/tx/commit", "/"):
+        headers = _preflight(own + path, "https://evil.example")
+        granted = headers.get("access-control-allow-origin")
+        assert granted != "*" and granted != "https://evil.example", (path, headers)
+        assert granted in (None, own), (path, headers)
+    # the same-origin Browser still works: its own origin is the one granted
+    assert _preflight(own + "/db/neo4j/tx/commit", own).get("access-control-allow-origin") == own
+
+
 @pytest.mark.neo4j
 def test_apoc_core_and_the_builtin_procedures(running):
     from neo4j import GraphDatabase

@@ -104,8 +104,22 @@ def ask(eng: Any, mode: str, q: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def run(eng: Any, questions: list[dict[str, Any]], modes: list[str], docs: Path, log=print) -> dict[str, Any]:
+def run(
+    eng: Any,
+    questions: list[dict[str, Any]],
+    modes: list[str],
+    docs: Path,
+    log=print,
+    *,
+    keep_index: bool = False,
+    save=None,
+) -> dict[str, Any]:
+    """Estimate and index ``docs`` (unless ``keep_index``: the database already holds them), then every question
+    in every mode; ``save(partial)`` is called after each answer, so a long run that is stopped keeps its rows."""
     t0 = time.perf_counter()
+    if keep_index:
+        out: dict[str, Any] = {"index": "kept: built by an earlier run", "answers": []}
+        return _answer_all(eng, questions, modes, out, t0, log, save)
     estimate = eng.estimate_index(docs)
     log(f"estimate: {estimate['total']['calls']} calls, <= {estimate['total']['prompt_tokens']} prompt tokens")
     t1 = time.perf_counter()
@@ -124,13 +138,7 @@ def run(eng: Any, questions: list[dict[str, Any]], modes: list[str], docs: Path,
         }
         for s in estimate["stages"]
     }
-    answers = []
-    for q in questions:
-        for mode in modes:
-            row = ask(eng, mode, q)
-            log(f"{q['id']} {mode}: {row['stop_reason']} in {row['seconds']}s")
-            answers.append(row)
-    return {
+    out = {
         "estimate": estimate["total"],
         "estimate_vs_actual": stages,
         "index": {
@@ -140,9 +148,21 @@ def run(eng: Any, questions: list[dict[str, Any]], modes: list[str], docs: Path,
             "phases": per_phase(spent),
             "stage_seconds": summary.get("seconds"),
         },
-        "answers": answers,
-        "seconds": round(time.perf_counter() - t0, 1),
+        "answers": [],
     }
+    return _answer_all(eng, questions, modes, out, t0, log, save)
+
+
+def _answer_all(eng: Any, questions: list, modes: list[str], out: dict[str, Any], t0: float, log, save) -> dict:
+    for q in questions:
+        for mode in modes:
+            row = ask(eng, mode, q)
+            log(f"{q['id']} {mode}: {row['stop_reason']} in {row['seconds']}s")
+            out["answers"].append(row)
+            out["seconds"] = round(time.perf_counter() - t0, 1)
+            if save is not None:
+                save(out)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-url", default=None, help="use this running server instead of starting one")
     ap.add_argument("--serve", action="store_true", help="only start the server and wait (Ctrl-C stops it)")
     ap.add_argument("--prepare", action="store_true", help="only fetch the weights and build the server's venv")
+    ap.add_argument("--keep-index", action="store_true", help="the database holds the index already: only ask")
     ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); REPLACES its data")
     ap.add_argument("--neo4j-port", type=int, default=neo4j.DEFAULT_PORT, help="port of the bench's launcher")
     a = ap.parse_args(argv)
@@ -185,9 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                 except KeyboardInterrupt:
                     return 0
             payload = _measure(a, srv.base_url, srv.model, questions, modes, log)
-    out = a.out or paths.RAW / f"real_model_{a.model}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    out = a.out or _default_out(a)
+    _write(out, payload)
     log(f"wrote {out}")
     return 0
 
@@ -195,15 +215,30 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(a: argparse.Namespace, base_url: str, model: str, questions: list, modes: list[str], log) -> dict:
     from bench.run.dg import common
 
-    with neo4j.database(a.neo4j_uri, a.neo4j_port, "2g", "1g", log) as db, tempfile.TemporaryDirectory() as tmp:
-        eng = common.engine(db.uri, db.password, cached=False, extra=config_extra(base_url, model, a.ctx, Path(tmp)))
-        try:
-            result = run(eng, questions, modes, a.docs, log)
-        finally:
-            eng.close()
-    return {
+    head = {
         "machine": machine.describe(),
         "command": "python -m bench real-model " + " ".join(a.argv),
         "model": {"weights": a.model, "sha256": weights.MODELS[a.model].sha256, "threads": a.threads, "ctx": a.ctx},
-        **result,
     }
+
+    def save(partial: dict[str, Any]) -> None:
+        _write(a.out or _default_out(a), {**head, **partial, "complete": False})
+
+    with neo4j.database(a.neo4j_uri, a.neo4j_port, "2g", "1g", log) as db, tempfile.TemporaryDirectory() as tmp:
+        eng = common.engine(db.uri, db.password, cached=False, extra=config_extra(base_url, model, a.ctx, Path(tmp)))
+        try:
+            result = run(eng, questions, modes, a.docs, log, keep_index=a.keep_index, save=save)
+        finally:
+            eng.close()
+    return {**head, **result, "complete": True}
+
+
+def _default_out(a: argparse.Namespace) -> Path:
+    return paths.RAW / f"real_model_{a.model}.json"
+
+
+def _write(out: Path, payload: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(out)

@@ -58,10 +58,9 @@ def init(directory: Annotated[Path, typer.Argument()] = Path("."), force: bool =
 @config_app.command("show")
 def config_show(as_json: JsonOpt = False) -> None:
     """Print the effective configuration (file + environment + defaults); secrets masked."""
-    data = load().to_dict()
-    for section, key in (("neo4j", "password"), ("llm", "api_key")):
-        if data[section][key]:
-            data[section][key] = "***"
+    from driftgraph.config.secrets import mask
+
+    data = mask(load().to_dict())
     if as_json:
         print_json(data)
     else:

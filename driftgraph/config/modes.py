@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from driftgraph.config.secrets import secret_field
 from driftgraph.config.section import _Section
 
 
@@ -21,7 +22,7 @@ class RerankConfig(_Section):
     )
     base_url: str | None = Field(None, description="endpoint: the server root; /rerank is appended")
     model: str = Field("rerank", description="endpoint: the model name sent")
-    api_key: str | None = Field(None, description="endpoint: sent as a Bearer token when set")
+    api_key: str | None = secret_field(None, description="endpoint: sent as a Bearer token when set")
     timeout_s: float = Field(30.0, gt=0, description="endpoint: request timeout")
     top_n: int = Field(30, ge=1, le=1000, description="best chunk candidates reranked; the rest keep their order")
     doc_tokens: int = Field(300, ge=16, description="tokens of each chunk sent to the reranker")

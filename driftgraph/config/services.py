@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from driftgraph.config.secrets import secret_field
 from driftgraph.config.section import _Section
 
 
@@ -48,7 +49,7 @@ class Neo4jConfig(_Section):
 
     uri: str = Field("bolt://127.0.0.1:7687", description="Bolt or neo4j:// URI of the server (env NEO4J_URI)")
     username: str = Field("neo4j", description="user to log in as (env NEO4J_USERNAME)")
-    password: str = Field(
+    password: str = secret_field(
         "driftgraph", description="password to log in with; also set on the launcher's Neo4j (env NEO4J_PASSWORD)"
     )
     database: str = Field("neo4j", description="database that holds the graph (env NEO4J_DATABASE)")
@@ -71,7 +72,7 @@ class LLMConfig(_Section):
     base_url: str | None = Field(
         None, description="endpoint root, e.g. http://localhost:8000/v1; unset: api.openai.com (env OPENAI_BASE_URL)"
     )
-    api_key: str | None = Field(
+    api_key: str | None = secret_field(
         None, description="API key; a keyless local server needs base_url only (env OPENAI_API_KEY)"
     )
     azure_api_version: str = Field("2024-10-21", description="api_type azure: the Azure OpenAI API version")
@@ -165,6 +166,11 @@ class ServeConfig(_Section):
     shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
     max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = CORS off")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header names served besides 127.0.0.1, localhost and [::1] (any port); others get 421. "
+        "Add the names clients use when binding elsewhere; '*' accepts any",
+    )
     metrics: bool = Field(
         True, description="GET /metrics in Prometheus text format (behind the API key when one is set)"
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from driftgraph.config.secrets import redact
 from driftgraph.errors import LLMError
 from driftgraph.query.answer import BAD_ANSWER, AnswerCheck
 from driftgraph.query.requests import QueryRequest
@@ -160,13 +161,13 @@ def store_trace(store: Store, trace: Trace, meta: Stored, max_dropped: int) -> s
         "mode": trace.mode,
         "query": meta.query,
         "seed": meta.seed,
-        "params": json.dumps(dict(meta.params), sort_keys=True, default=str),
+        "params": json.dumps(redact(dict(meta.params)), sort_keys=True, default=str),  # settings, never keys
         "stop_reason": meta.stop_reason,
         "cost": json.dumps(dict(meta.cost), sort_keys=True),
         "created_at": now.isoformat(),
         "context_tokens": meta.context_tokens,
         "parent_id": meta.parent_id,
-        "trace": json.dumps(trace.to_dict(), default=str),
+        "trace": json.dumps(redact(trace.to_dict()), default=str),
     }
     write_retrieval(store, props, item_rows(trace, max_dropped))
     return rid

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from driftgraph import __version__
 from driftgraph.api import Engine
 from driftgraph.serve import errors
-from driftgraph.serve.guard import Guard
+from driftgraph.serve.guard import Guard, served_hosts
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.metrics import install as install_metrics
 from driftgraph.serve.request_id import RequestId
@@ -93,7 +93,13 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
             allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"],
             expose_headers=["Mcp-Session-Id"],
         )
-    guarded = Guard(app, api_key=api_key, max_body_bytes=cfg.max_body_bytes, body_timeout_s=cfg.body_timeout_s)
+    guarded = Guard(
+        app,
+        api_key=api_key,
+        max_body_bytes=cfg.max_body_bytes,
+        body_timeout_s=cfg.body_timeout_s,
+        hosts=served_hosts(cfg.host, cfg.allowed_hosts),
+    )
     if metrics is None:
         return RequestId(guarded)
     # FastAPI wraps an included router in one route without a template: the routers' own routes have them

@@ -2,10 +2,11 @@
 exceptions to HTTP statuses, so a client reads the same fields whatever went wrong.
 
 400 names the bad field (``code`` is the field), 401 auth, 404 unknown id or route, 413 body too large,
-429 busy (Retry-After), 502 the upstream LLM failed (``code`` is its status) or its model gave no usable answer
-(type ``bad_answer``, ``code`` the problem: ``empty``, ``citations_only``, ``repeated``, ``truncated`` or global
-search's ``map_failed`` / ``rate_failed``; the retrieval is stored and named in the message), 503 Neo4j down,
-504 too slow.
+415 a body not declared JSON, 421 a ``Host`` the server does not serve (``guard``), 422 a request above a
+server cap (``limits``, ``code`` the field), 429 busy (Retry-After), 502 the upstream LLM failed (``code`` is
+its status) or its model gave no usable answer (type ``bad_answer``, ``code`` the problem: ``empty``,
+``citations_only``, ``repeated``, ``truncated`` or global search's ``map_failed`` / ``rate_failed``; the
+retrieval is stored and named in the message), 503 Neo4j down, 504 too slow.
 """
 
 from __future__ import annotations

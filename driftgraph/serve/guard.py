@@ -1,4 +1,11 @@
-"""The ASGI layer in front of every route: bearer auth on protected paths, the request body limit and deadline.
+"""The ASGI layer in front of every route: the Host check, bearer auth on protected paths, the request body
+limit and deadline.
+
+A request whose ``Host`` is not a name the server serves (loopback names, plus ``serve.allowed_hosts``) is 421
+on every route before anything else: a web page whose DNS name rebinds to 127.0.0.1 is same-origin to itself
+but still sends its own name as ``Host``, so it cannot read retrievals or spend on questions. A POST, PUT or
+PATCH whose body is not declared JSON is 415: a page on another origin can send a form or text/plain body
+without a CORS preflight, never a JSON one.
 
 Pure ASGI (not ``BaseHTTPMiddleware``) so server-sent events and the MCP transport stream through
 untouched. A body is read in full up to ``serve.max_body_bytes`` before the route sees it; more is 413. A
@@ -32,11 +39,49 @@ async def _send_error(send: Any, status: int, message: str, type_: str, code: An
     await send({"type": "http.response.body", "body": body})
 
 
-class Guard:
-    """Wraps the app: 401 without the key, 413 for a body over the limit, 408 for a body too slow to arrive."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
-    def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float = 30.0) -> None:
+
+def host_name(value: str) -> str:
+    """The name part of a ``Host`` header, lower case, without the port (``[::1]:8765`` -> ``[::1]``)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def served_hosts(bind: str, configured: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The Host names a server bound to ``bind`` answers: loopback names, the bind address itself when it is a
+    specific one (not 0.0.0.0 / ::), and ``serve.allowed_hosts`` (``*`` = any)."""
+    names = set(LOOPBACK_NAMES)
+    if bind not in ("0.0.0.0", "::", ""):
+        names.add(f"[{bind}]" if ":" in bind else bind.lower())
+    names.update(host_name(h) if h != "*" else "*" for h in configured)
+    return frozenset(names)
+
+
+def is_json(content_type: str) -> bool:
+    """``application/json`` or ``application/*+json``, any parameters: what every POST route reads. A form or
+    text/plain POST (what another origin's page can send without a CORS preflight) is refused."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+class Guard:
+    """Wraps the app: 421 for a Host it does not serve, 401 without the key, 415 for a body that is not JSON,
+    413 for a body over the limit, 408 for a body too slow to arrive."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        api_key: str | None,
+        max_body_bytes: int,
+        body_timeout_s: float = 30.0,
+        hosts: frozenset[str] = frozenset(LOOPBACK_NAMES),
+    ) -> None:
         self.app = app
+        self.hosts = hosts
         # parsed once, not per request; None: no key configured, nothing guarded (the secret itself is not kept)
         self.keys: list[str] | None = keys(api_key) if api_key is not None else None
         self.max_body_bytes = max_body_bytes
@@ -47,6 +92,18 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = host_name(headers.get("host", ""))
+        if "*" not in self.hosts and host not in self.hosts:
+            shown = host[:100] or "(none)"
+            await _send_error(
+                send,
+                421,
+                f"Host '{shown}' is not served here: add it to serve.allowed_hosts to accept it",
+                "misdirected_request",
+                "host",
+                [],
+            )
+            return
         preflight = scope.get("method") == "OPTIONS"  # CORS preflights carry no credentials
         guarded = not preflight and needs_auth(scope.get("path", ""))
         if self.keys is not None and guarded and not authorized(headers.get("authorization"), self.keys):
@@ -61,6 +118,16 @@ class Guard:
             return
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
+            return
+        if not is_json(headers.get("content-type", "")):
+            await _send_error(
+                send,
+                415,
+                "request bodies must be JSON: send Content-Type: application/json",
+                "unsupported_media_type",
+                "content-type",
+                [],
+            )
             return
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:

@@ -3,7 +3,8 @@
 ``local_search``, ``drift_search``, ``global_search`` and ``basic_search`` take the question and each mode's
 main knobs and return the answer, the retrieval id and a short account (route, items in/out, budget, stop
 reason, cost), so an agent sees what it spent. ``get_retrieval`` and ``retrieval_cypher`` read a stored trace.
-The config's budgets bound every call (``drift.max_llm_calls`` is a hard cap; a tool may lower, not lift, it).
+The config's caps bound every call (``serve/limits.py``): a tool may lower ``max_llm_calls``, ``max_depth`` or a
+budget, and a raise is refused with the server's limit.
 Served over stdio by ``driftgraph mcp`` and as streamable HTTP at ``/mcp`` by ``driftgraph serve --mcp``.
 """
 
@@ -19,6 +20,7 @@ from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryReq
 from driftgraph.api import Engine
 from driftgraph.errors import DriftgraphError
 from driftgraph.serve.errors import ApiError
+from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.runner import Runner
 
 T = TypeVar("T")
@@ -80,6 +82,9 @@ def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], Se
     async def run(make: Callable[[], QueryRequest]) -> dict[str, Any]:
         try:
             request = make()
+            enforce_caps(request, engine.config)  # the same rule as HTTP: lower a cap, never raise it
+        except ApiError as err:
+            raise ToolError(err.message) from None
         except DriftgraphError as err:
             raise ToolError(str(err)) from None
         return summary(await call(lambda: ask(request)))
@@ -104,9 +109,9 @@ def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], Se
         seed: Annotated[int | None, Field(ge=0, description=_doc(DriftQuery, "seed"))] = None,
     ) -> dict[str, Any]:
         """DRIFT search: a primer over community reports, then local searches on follow-up questions."""
-        cap = engine.config.drift.max_llm_calls
-        calls = None if max_llm_calls is None else min(max_llm_calls, cap)
-        return await run(lambda: DriftQuery(question=question, max_llm_calls=calls, max_depth=max_depth, seed=seed))
+        return await run(
+            lambda: DriftQuery(question=question, max_llm_calls=max_llm_calls, max_depth=max_depth, seed=seed)
+        )
 
     @server.tool()
     async def global_search(

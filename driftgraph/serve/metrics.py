@@ -6,7 +6,8 @@ apps in one process, or the tests, do not add up):
 
 - ``HttpMetrics``, a pure ASGI layer outside the auth guard (a 401 counts too), labels each request by its
   route template (``/v1/retrievals/{retrieval_id}``, ``unmatched`` for unknown paths), so label values stay a
-  fixed set whatever clients send; a streamed answer is timed to its last byte.
+  fixed set whatever clients send, and by method (a made-up one counts as ``other``); a streamed answer is
+  timed to its last byte.
 - ``ServeState.query``, the one engine call the HTTP routes, the OpenAI-compatible endpoint and ``/mcp``
   make (on the worker thread), reports each question to ``Metrics.finished`` or ``Metrics.failed``: by
   mode, interface and outcome (the stop reason, or the error type), its duration, context size and what it
@@ -104,6 +105,14 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_label(method: Any) -> str:
+    """The request method as a label: a known one, else ``other`` (a client's made-up methods add no series)."""
+    return method if method in METHODS else "other"
+
+
 class HttpMetrics:
     """Counts and times every HTTP request under its route template; everything else passes through."""
 
@@ -142,7 +151,7 @@ class HttpMetrics:
         try:
             await self.inner(scope, receive, watch)
         finally:
-            route, method = self.route(scope), str(scope.get("method", ""))
+            route, method = self.route(scope), method_label(scope.get("method"))
             self.metrics.http_requests.labels(route, method, str(status[0])).inc()
             self.metrics.http_seconds.labels(route, method).observe(time.perf_counter() - start)
 

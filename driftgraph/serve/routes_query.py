@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
 from driftgraph.serve import encode
 from driftgraph.serve.errors import error_body, from_exception
+from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.sse import TokenStream, events, frame
 from driftgraph.serve.state import get_state, request_id
 
@@ -62,6 +63,7 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
     async def query(body: Body, request: Request) -> Response:  # type: ignore[valid-type]
         state, req_id = get_state(request), request_id(request)
         question = to_request(cls, body)
+        enforce_caps(question, state.engine.config)  # before a stream starts: a status, not an error event
         if getattr(body, "stream", False):
             stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token, req_id))
             gen = events(

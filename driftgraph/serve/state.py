@@ -19,6 +19,7 @@ from driftgraph import QueryRequest, SearchResult
 from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
 from driftgraph.serve.errors import from_exception
+from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.metrics import Metrics
 from driftgraph.serve.request_id import SCOPE_KEY
 from driftgraph.serve.runner import Runner
@@ -41,6 +42,7 @@ class ServeState:
         request_id: str | None = None,
     ) -> SearchResult:
         """``engine.query(request)``, logged (with the HTTP request's ``X-Request-Id``) and counted."""
+        enforce_caps(request, self.engine.config)  # every interface: a request lowers caps, never raises them
         mode = request.mode
         start = time.perf_counter()
         try:

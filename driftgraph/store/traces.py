@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from driftgraph.config.secrets import redact
 from driftgraph.errors import RetrievalNotFound
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ def read_retrieval(store: Store, retrieval_id: str) -> dict[str, Any]:
     for key in _JSON_FIELDS:
         if isinstance(ret.get(key), str):
             ret[key] = json.loads(ret[key])
+    if isinstance(ret.get("params"), dict):  # a trace stored before secrets were masked serves none either
+        ret["params"] = redact(ret["params"])
     return {"retrieval": ret, "edges": rows[0]["edges"]}
 
 

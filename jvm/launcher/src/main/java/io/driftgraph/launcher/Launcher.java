@@ -23,7 +23,8 @@ import org.neo4j.server.configuration.ServerSettings;
 
 /**
  * Runs Neo4j Community embedded with a Bolt connector and an HTTP connector (Neo4j Browser, discovery,
- * HTTP API) bound to the loopback interface only, with APOC core.
+ * HTTP API) bound to the loopback interface only, with APOC core. CORS grants only the Browser's own origin
+ * ({@code http://127.0.0.1:H}), never {@code *}.
  *
  * <p>Prints exactly one line {@code READY bolt://127.0.0.1:P http://127.0.0.1:H auth=true} ({@code http=off}
  * in place of the URL with {@code --http-port 0}) once both accept connections, shuts the database down
@@ -104,8 +105,11 @@ public final class Launcher {
                 // down: no quiet period makes a stop ~10 s shorter.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0);
         if (http) {
+            // Neo4j's default CORS answer is "Access-Control-Allow-Origin: *": any web page the developer opens
+            // could then send authenticated Cypher to this database. Only the Browser's own origin is granted.
             builder.setConfig(HttpConnector.listen_address, new SocketAddress(LOOPBACK, options.httpPort))
-                    .setConfig(HttpConnector.advertised_address, new SocketAddress(LOOPBACK, options.httpPort));
+                    .setConfig(HttpConnector.advertised_address, new SocketAddress(LOOPBACK, options.httpPort))
+                    .setConfig(ServerSettings.http_access_control_allow_origin, browserOrigin(options.httpPort));
         }
         Path plugins = options.pluginsDir != null ? options.pluginsDir : defaultPluginsDir();
         if (plugins != null) {
@@ -114,6 +118,11 @@ public final class Launcher {
         // The password is set by InitialPasswordExtension while the DBMS starts, before Bolt listens.
         InitialPasswordExtension.password = options.password;
         return builder.build();
+    }
+
+    /** The one origin the HTTP API grants by CORS: Neo4j Browser as the launcher serves it. */
+    static String browserOrigin(int httpPort) {
+        return "http://" + LOOPBACK + ":" + httpPort;
     }
 
     /** {@code plugins/} next to the launcher jar (target/plugins, filled by mvn package), if it exists. */
