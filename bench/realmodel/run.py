@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -183,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--neo4j-port", type=int, default=neo4j.DEFAULT_PORT, help="port of the bench's launcher")
     a = ap.parse_args(argv)
     a.argv = list(sys.argv[2:] if argv is None else argv)
+    # a stopped run (kill, CI timeout) stops its model server too: SIGTERM unwinds through server.running()
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     modes = [m for m in a.modes.split(",") if m]
     if bad := [m for m in modes if m not in MODES]:
         ap.error(f"unknown mode(s) {', '.join(bad)}: choose from {', '.join(MODES)}")
