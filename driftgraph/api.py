@@ -187,19 +187,26 @@ class Engine:
         self.runtime.check_schema()
 
     def index(
-        self, path: str | Path, *, reset: bool = False, progress: bool = False, batch: bool = False
+        self,
+        path: str | Path,
+        *,
+        reset: bool = False,
+        reset_traces: bool = False,
+        progress: bool = False,
+        batch: bool = False,
     ) -> IndexSummary:
         """Build or update the index from the documents under ``path`` (README "Indexing documents");
-        ``reset`` empties the database first (needed over an imported index); ``batch`` sends every chat
-        call through the provider's Batch API (README "Batch API"). Returns the summary (``to_dict()``: the
-        ``index --json`` document)."""
+        ``reset`` replaces the database's index (needed over an imported index), deleting it only once the
+        extraction has succeeded, and keeps stored retrievals unless ``reset_traces``; ``batch`` sends every
+        chat call through the provider's Batch API (README "Batch API"). Returns the summary (``to_dict()``:
+        the ``index --json`` document)."""
         if batch:
             from driftgraph.index.batch import index_with_batches
 
-            return index_with_batches(self.runtime, path, reset=reset, progress=progress)
+            return index_with_batches(self.runtime, path, reset=reset, reset_traces=reset_traces, progress=progress)
         from driftgraph.index.pipeline import run_index
 
-        return run_index(self.runtime, path, reset=reset, progress=progress)
+        return run_index(self.runtime, path, reset=reset, reset_traces=reset_traces, progress=progress)
 
     def estimate_index(self, path: str | Path, *, batch: bool = False) -> dict[str, Any]:
         """Calls, tokens and price per stage of indexing ``path``, with no chat call (``index --estimate``);

@@ -21,7 +21,17 @@ def index(
     directory: Annotated[Path, typer.Argument(help="Folder (or one file) of .txt, .md, .csv, .json, .jsonl.")],
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
-    reset: Annotated[bool, typer.Option("--reset", help="Empty the database's driftgraph data first.")] = False,
+    reset: Annotated[
+        bool,
+        typer.Option(
+            "--reset",
+            help="Replace the database's index with this folder's; the old one is deleted only once the "
+            "extraction has succeeded. Stored retrievals are kept.",
+        ),
+    ] = False,
+    reset_traces: Annotated[
+        bool, typer.Option("--reset-traces", help="With --reset: also delete the stored retrievals.")
+    ] = False,
     estimate: Annotated[
         bool, typer.Option("--estimate", help="Print calls, tokens and price per stage; make no chat call.")
     ] = False,
@@ -41,6 +51,8 @@ def index(
     """
     if config is not None:
         state.config_path = config
+    if reset_traces and not reset:
+        raise typer.BadParameter("--reset-traces only goes with --reset", param_hint="--reset-traces")
     with engine() as eng:
         if estimate or confirm:
             est = eng.estimate_index(directory, batch=batch)
@@ -52,7 +64,7 @@ def index(
                 return
             if not typer.confirm("Run the index?", default=False, err=True):
                 raise typer.Exit(1)
-        summary: IndexSummary = eng.index(directory, reset=reset, progress=True, batch=batch)
+        summary: IndexSummary = eng.index(directory, reset=reset, reset_traces=reset_traces, progress=True, batch=batch)
     if as_json:
         print_json(summary.to_dict())
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from driftgraph.config.indexing import IndexConfig, ModelPrice, SynonymsConfig
+from driftgraph.config.indexing import DEFAULT_CACHE_DIR, IndexConfig, ModelPrice, SynonymsConfig, resolve_cache_dir
 from driftgraph.config.modes import (
     BasicConfig,
     DriftConfig,
@@ -177,6 +177,11 @@ def load_config(path: str | Path | None = None, env: dict[str, str] | None = Non
         prompts = data.get("prompts")
         if isinstance(prompts, dict) and isinstance(prompts.get("dir"), str):
             prompts["dir"] = str((base / prompts["dir"]).resolve())
+        index = data.get("index")
+        if index is None:
+            index = data["index"] = {}
+        if isinstance(index, dict) and isinstance(index.get("cache_dir", DEFAULT_CACHE_DIR), str):
+            index["cache_dir"] = resolve_cache_dir(index.get("cache_dir", DEFAULT_CACHE_DIR), base)
     for var, (section, key) in ENV_KEYS.items():
         if env.get(var):
             sec = data.setdefault(section, {})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, model_validator
 
 from driftgraph.config.section import _Section
@@ -24,6 +26,16 @@ def _default_prices() -> dict[str, ModelPrice]:
         "gpt-4.1-nano": (0.10, 0.40),
     }
     return {name: ModelPrice(prompt=p, completion=c) for name, (p, c) in table.items()}
+
+
+DEFAULT_CACHE_DIR = ".driftgraph/cache"
+
+
+def resolve_cache_dir(value: str, base: Path) -> str:
+    """``index.cache_dir`` as an absolute path: a relative one is taken against ``base`` (the config file's
+    folder), so a run started from another working directory finds the same cache."""
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base / path).resolve())
 
 
 class IndexConfig(_Section):
@@ -70,7 +82,11 @@ class IndexConfig(_Section):
     write_batch_size: int = Field(
         1000, ge=1, le=100_000, description="rows per Neo4j read or write page (graph, communities, vectors)"
     )
-    cache_dir: str = Field(".driftgraph/cache", description="LLM and embedding call cache (relative to cwd)")
+    cache_dir: str = Field(
+        DEFAULT_CACHE_DIR,
+        description="LLM and embedding call cache; a relative path is relative to the folder of driftgraph.yaml "
+        "(without a config file: to the current directory, where driftgraph.yaml is looked for)",
+    )
     prices: dict[str, ModelPrice] = Field(default_factory=_default_prices, description="USD per 1M tokens by model")
     estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")
     estimate_relationships_per_chunk: float = Field(10.0, ge=0, description="--estimate before extraction")

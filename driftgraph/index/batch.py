@@ -97,7 +97,9 @@ class BatchChat(ChatClient):
             self._calls.delete(result.cache_key)
 
 
-def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: bool) -> IndexSummary:
+def index_with_batches(
+    rt: Runtime, path: str | Path, *, reset: bool, progress: bool, reset_traces: bool = False
+) -> IndexSummary:
     """Batches fill the cache stage by stage, then the ordinary run reads only the cache; summary + ``batch``.
 
     A database ``index`` would refuse (an imported GraphRAG index without ``--reset``, an adopted graph) is
@@ -109,7 +111,7 @@ def index_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress: 
     chat = BatchChat(rt.config, CallCache(rt.config.index.cache_dir))
     chat.collecting = False
     chat.failed = stats.pop("_failed_keys")
-    summary = run_index(rt, path, reset=reset, progress=progress, chat=chat)
+    summary = run_index(rt, path, reset=reset, reset_traces=reset_traces, progress=progress, chat=chat)
     rounds = tuple(BatchRound(r["stage"], r["requests"], r["failed"], r["phases"]) for r in stats["rounds"])
     return summary.with_batch(BatchStats(rounds))
 

@@ -15,10 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import InputError
+from driftgraph.errors import InputError, LLMError
 from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
-from driftgraph.index.extract import extract_all
+from driftgraph.index.extract import ChunkExtraction, extract_all
+from driftgraph.index.keep import keep_failed
 from driftgraph.index.load import load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.progress import Bars
@@ -59,12 +60,15 @@ def run_index(
     path: str | Path,
     *,
     reset: bool = False,
+    reset_traces: bool = False,
     progress: bool = True,
     chat: ChatClient | None = None,
 ) -> IndexSummary:
     """Index ``path`` into the database; returns its summary (``to_dict()`` is the ``--json`` document).
     ``chat`` replaces the endpoint client (``index --batch`` hands one that only reads the cache its batches
-    filled)."""
+    filled). ``reset`` empties the index only once the extraction has succeeded (a dead endpoint or a run
+    in which no chunk could be extracted leaves the database as it was); stored retrievals are kept unless
+    ``reset_traces``."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {}
     start_all = time.perf_counter()
@@ -96,15 +100,16 @@ def run_index(
             chat.ledger = ledger
         with stage("schema"):
             refuse_foreign(store, "index --reset" if reset else "index", reset)
-            if reset:
-                ingest.delete_all(store)
-                store.run_auto("admin/drop_schema")
-            ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
-            state = read_state(store)
-            _refuse_foreign_index(store, state)
-            # read before sync_graph deletes entities and their memberships
-            previous = previous_partition(store) if icfg.stable_communities else []
-            mark_filled_by(store, "index")
+            if reset:  # nothing is deleted before the extraction has succeeded (_reset below)
+                state = _empty_state()
+                previous = []
+            else:
+                ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
+                state = read_state(store)
+                _refuse_foreign_index(store, state)
+                # read before sync_graph deletes entities and their memberships
+                previous = previous_partition(store) if icfg.stable_communities else []
+                mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
         documents = DocumentCounts(
             total=len(docs),
@@ -114,8 +119,13 @@ def run_index(
         )
         with stage("extract"):
             extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
+        if reset:
+            with stage("schema"):
+                _reset(rt, extractions, keep_traces=not reset_traces)
         with stage("merge"):
             graph = merge(chunks, extractions)
+            # a chunk that failed this time keeps what it contributed before (index/keep.py)
+            keep_failed(store, graph, chunks, extractions, state["chunks"])
             summaries = summarize_descriptions(graph, chat, cfg, bars.task("summarize", None))
         with stage("write"):
             writer = Writer(store, icfg.write_batch_size, tokens)
@@ -187,6 +197,32 @@ def run_index(
         llm=cost,
         seconds={**seconds, "total": round(time.perf_counter() - start_all, 3)},
     )
+
+
+def _empty_state() -> dict[str, Any]:
+    """``read_state`` of an empty database: what a ``--reset`` run syncs against."""
+    kinds = ("documents", "chunks", "entities", "claims", "relationships")
+    return {
+        **{kind: set() for kind in ("documents", "chunks", "entities", "claims", "communities")},
+        "relationships": {},
+        "numbers": {kind: {} for kind in kinds},
+    }
+
+
+def _reset(rt: Runtime, extractions: list[ChunkExtraction], *, keep_traces: bool) -> None:
+    """``--reset``, after the extraction: refuse when no chunk was extracted (the endpoint answered nothing
+    usable, so a reset would leave an empty index), else delete the index and rebuild the schema."""
+    if extractions and all(e.failed for e in extractions):
+        first = " ".join((extractions[0].failures or ["no answer"])[0].split())[:200]
+        raise LLMError(
+            f"index --reset: the extraction failed for every chunk ({len(extractions)}; first: {first}), "
+            "so the database was left as it was; fix the endpoint and run again"
+        )
+    store, embedder = rt.store, rt.embedder
+    ingest.delete_all(store, keep_traces=keep_traces)
+    store.run_auto("admin/drop_schema")
+    ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=rt.config.neo4j.vector_index)
+    mark_filled_by(store, "index")
 
 
 def _embed(store: Store, embedder: Embedder, page_size: int, bars: Bars) -> dict[str, int]:

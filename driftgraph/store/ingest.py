@@ -336,6 +336,7 @@ def delete_communities(store: Store) -> None:
     store.run_auto("ingest/delete_communities")
 
 
-def delete_all(store: Store) -> None:
-    """Every driftgraph node (documents ... traces, meta); indexes stay."""
-    store.run_auto("admin/reset")
+def delete_all(store: Store, *, keep_traces: bool = False) -> None:
+    """Every driftgraph node (documents ... traces, meta); indexes stay. ``keep_traces`` keeps the stored
+    retrievals (:Retrieval and :DriftStep nodes; ``index --reset`` does unless ``--reset-traces``)."""
+    store.run_auto("ingest/reset_index" if keep_traces else "admin/reset")
