@@ -29,6 +29,8 @@ from driftgraph.query.answer_check import Problem, check_answer, describe
 
 if TYPE_CHECKING:
     from driftgraph.config import PromptsConfig
+    from driftgraph.llm.chat import ChatClient
+    from driftgraph.runtime import Runtime
 
 TokenSink = Callable[[str], None]
 EXCERPT_CHARS = 200  # of each failed reply, kept in the trace so the failure can be read back
@@ -187,13 +189,9 @@ def checked_answer(
     before. ``evict`` forgets a failed reply in the call cache, so a later run asks again instead of replaying
     it."""
     out = AnswerCheck()
-    reply = ask(list(messages), max_tokens, on_token)
-    problem = _record(out, reply)
+    problem = _take(out, ask(list(messages), max_tokens, on_token), evict)
     if problem is None:
-        out.answer = reply.text
         return out
-    if evict is not None:
-        evict(reply)
     instruction = render_prompt("answer_retry", prompts, problem=describe(problem))
     retry = with_instruction(messages, instruction)
     cap = max(max_tokens - count_tokens(instruction) - 2, max_tokens // 2)
@@ -206,14 +204,32 @@ def checked_answer(
         out.retry_error = out.retry_error[:300]
         _mark_failed(on_token, problem)
         return out
-    problem = _record(out, reply)
-    if problem is None:
-        out.answer = reply.text
-        return out
-    if evict is not None:
-        evict(reply)
-    _mark_failed(on_token, problem)
+    problem = _take(out, reply, evict)
+    if problem is not None:
+        _mark_failed(on_token, problem)
     return out
+
+
+def checked_chat_answer(
+    rt: Runtime,
+    chat: ChatClient,
+    phase: str,
+    messages: Sequence[dict[str, str]],
+    max_tokens: int,
+    on_token: TokenSink | None = None,
+    ask: Ask | None = None,
+) -> AnswerCheck:
+    """``checked_answer`` for a mode answering through the runtime's chat client: its prompts, tokenizer and
+    call cache. ``ask`` replaces the plain call (global search reserves each call in its budget)."""
+    return checked_answer(
+        ask or chat_ask(chat, phase),
+        messages,
+        max_tokens,
+        prompts=rt.config.prompts,
+        count_tokens=rt.count_tokens,
+        on_token=on_token,
+        evict=chat.evict,
+    )
 
 
 def with_instruction(messages: Sequence[dict[str, str]], instruction: str) -> list[dict[str, str]]:
@@ -235,6 +251,16 @@ def chat_ask(chat: Any, phase: str) -> Ask:
         return result
 
     return ask
+
+
+def _take(out: AnswerCheck, reply: Reply, evict: Callable[[Any], None] | None) -> Problem | None:
+    """Record ``reply``'s check: kept as the answer when it is one, else forgotten by the call cache."""
+    problem = _record(out, reply)
+    if problem is None:
+        out.answer = reply.text
+    elif evict is not None:
+        evict(reply)
+    return problem
 
 
 def _record(out: AnswerCheck, reply: Reply) -> Problem | None:

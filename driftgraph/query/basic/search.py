@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer import AnswerCheck, chat_ask, checked_answer
+from driftgraph.query.answer import AnswerCheck, checked_chat_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
 from driftgraph.query.finish import Ending, finish
@@ -242,16 +242,7 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
                 {"role": "system", "content": _prompt(rt, settings, ctx.text)},
                 {"role": "user", "content": ctx.question},
             ]
-            chat = rt.chat()
-            check = checked_answer(
-                chat_ask(chat, "answer"),
-                messages,
-                settings.answer_reserve,
-                prompts=rt.config.prompts,
-                count_tokens=rt.count_tokens,
-                on_token=on_token,
-                evict=getattr(chat, "evict", None),
-            )
+            check = checked_chat_answer(rt, rt.chat(), "answer", messages, settings.answer_reserve, on_token)
             answer, stop_reason = check.answer, "answered"
         else:
             answer, stop_reason = render_prompt("no_data_answer", rt.config.prompts).strip(), "no_chunks"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import LLMError, OverBudget
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer import AnswerCheck, Reply, TokenSink, checked_answer
+from driftgraph.query.answer import AnswerCheck, Reply, TokenSink, checked_chat_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget, fill
 from driftgraph.query.citations import map_citations
 from driftgraph.query.finish import Ending, error_info, finish
@@ -279,15 +279,7 @@ def _answer(
         return reply
 
     try:
-        check = checked_answer(
-            ask,
-            messages,
-            settings.answer_reserve,
-            prompts=rt.config.prompts,
-            count_tokens=rt.count_tokens,
-            on_token=on_token,
-            evict=getattr(chat, "evict", None),
-        )
+        check = checked_chat_answer(rt, chat, "reduce", messages, settings.answer_reserve, on_token, ask)
     except OverBudget:
         return None, "budget", None
     return check.answer, "budget" if gate.fired else "answered", check

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from driftgraph.errors import QuestionError
 from driftgraph.prompts import render_prompt
 from driftgraph.query import tables
-from driftgraph.query.answer import AnswerCheck, chat_ask, checked_answer
+from driftgraph.query.answer import AnswerCheck, checked_chat_answer
 from driftgraph.query.budget import BudgetBreakdown, Candidate, Demand, derive_budget
 from driftgraph.query.citations import check_local
 from driftgraph.query.finish import Ending, finish
@@ -208,16 +208,8 @@ def _answer(
     system = render_prompt(
         "local_search", rt.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
     )
-    chat = rt.chat()
-    check = checked_answer(
-        chat_ask(chat, "answer"),
-        [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}],
-        settings.answer_reserve,
-        prompts=rt.config.prompts,
-        count_tokens=rt.count_tokens,
-        on_token=on_token,
-        evict=getattr(chat, "evict", None),
-    )
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}]
+    check = checked_chat_answer(rt, rt.chat(), "answer", messages, settings.answer_reserve, on_token)
     rec.citations = check_local(check.answer or "", ctx.id_map)
     rec.timings["answer_s"] = time.perf_counter() - t0
     return check
