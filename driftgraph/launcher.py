@@ -11,10 +11,11 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from driftgraph import java as jvm
+from driftgraph import launcher_password
 from driftgraph.config import LauncherConfig
 from driftgraph.errors import LauncherError
 from driftgraph.java import DOCKER_HINT, Java
@@ -33,6 +34,8 @@ class LauncherStatus:
     browser_url: str | None = None  # Neo4j Browser, None when HTTP is off
     warning: str | None = None  # set by start() when it had to turn something off
     java: str | None = None  # what the JVM is, e.g. "Java 21.0.13, SIMD vector distances on"
+    password_file: str | None = None  # where the generated password is kept (the path only, never the password)
+    password_created: bool = False  # set by start() when this start generated it (a first start)
 
 
 def _paths(cfg: LauncherConfig) -> tuple[Path, Path, Path]:
@@ -42,7 +45,7 @@ def _paths(cfg: LauncherConfig) -> tuple[Path, Path, Path]:
 
 def _state_file(cfg: LauncherConfig) -> Path:
     """What the running launcher listens on (written at READY), so status shows the real ports."""
-    return Path(cfg.data_dir).resolve() / "launcher.json"
+    return Path(cfg.data_dir).resolve() / launcher_password.STATE_FILE
 
 
 def launcher_dir() -> Path:
@@ -183,7 +186,17 @@ def status(cfg: LauncherConfig) -> LauncherStatus:
             pass
     else:
         browser = None
-    return LauncherStatus(running, pid if running else None, uri, str(data), str(log), browser, java=java)
+    pw = launcher_password.password_path(data)
+    return LauncherStatus(
+        running,
+        pid if running else None,
+        uri,
+        str(data),
+        str(log),
+        browser,
+        java=java,
+        password_file=str(pw) if pw.is_file() else None,
+    )
 
 
 def parse_ready(line: str) -> tuple[str, str | None, bool]:
@@ -215,16 +228,33 @@ def _tail(log: Path, n: int = 15) -> str:
         return "(no log)"
 
 
-def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> LauncherStatus:
+def _login_password(cfg: LauncherConfig, explicit: str | None) -> tuple[str, bool]:
+    """The password this start sets, and whether it was generated now. An explicit one (NEO4J_PASSWORD or
+    ``neo4j.password``) wins; a stored one it replaces is removed, since it would no longer log in."""
+    if not explicit:
+        return launcher_password.create(cfg.data_dir)
+    stored = launcher_password.read(cfg.data_dir)
+    if stored is not None and stored != explicit:
+        launcher_password.password_path(cfg.data_dir).unlink(missing_ok=True)
+    return explicit, False
+
+
+def start(cfg: LauncherConfig, password: str | None = None, *, strict_http: bool = False) -> LauncherStatus:
     """Start in the background and wait until it prints READY (Bolt and HTTP accept connections).
 
-    Bolt listens only once the ``neo4j`` user has ``password`` (the launcher sets it while Neo4j starts),
-    so a client that connects early sees connection refused, never an authentication failure.
+    ``password`` unset or empty: the one stored in the data directory, generated and stored (0600) on its
+    first start (``status().password_file`` says where). Bolt listens only once the ``neo4j`` user has the
+    password (the launcher sets it while Neo4j starts), so a client that connects early sees connection
+    refused, never an authentication failure.
     ``cfg.http_port`` (Neo4j Browser) already in use: HTTP is turned off with a warning in the returned
     status, or, with ``strict_http`` (the port was asked for explicitly), it is an error.
     """
     current = status(cfg)
     if current.running:
+        if not password and current.password_file is None:
+            unknown = "it was started with a password that is not stored here (NEO4J_PASSWORD at its start): "
+            unknown += "set NEO4J_PASSWORD, or restart it (driftgraph neo4j stop, then start) to generate one"
+            return replace(current, warning=unknown)
         return current
     if _port_open(cfg.port):
         raise LauncherError(f"port {cfg.port} on 127.0.0.1 is already in use by another process")
@@ -248,7 +278,8 @@ def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> L
     data, pidfile, log = _paths(cfg)
     data.mkdir(parents=True, exist_ok=True)
     _state_file(cfg).unlink(missing_ok=True)
-    env = {**os.environ, "NEO4J_PASSWORD": password}
+    password, created = _login_password(cfg, password)
+    env = {**os.environ, "NEO4J_PASSWORD": password}  # the environment, not argv: never visible in ps
     # an archive the JVM cannot use (a jar changed since) is ignored by the JVM itself (-Xshare:auto)
     cds = [f"-XX:SharedArchiveFile={cds_archive(java)}"] if cds_archive(java).is_file() else []
     cmd = [
@@ -280,8 +311,13 @@ def start(cfg: LauncherConfig, password: str, *, strict_http: bool = False) -> L
             state = {"pid": proc.pid, "uri": uri, "browser_url": _browser_url(http), "java": java.describe()}
             _state_file(cfg).write_text(json.dumps(state))
             st = status(cfg)
-            return LauncherStatus(
-                st.running, st.pid, uri, st.data_dir, st.log, _browser_url(http), warning, java.describe()
+            return replace(
+                st,
+                uri=uri,
+                browser_url=_browser_url(http),
+                warning=warning,
+                java=java.describe(),
+                password_created=created,
             )
         time.sleep(0.2)
     stop(cfg)

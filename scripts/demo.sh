@@ -12,10 +12,12 @@ if [ ! -x "$VENV/bin/driftgraph" ] || [ pyproject.toml -nt "$VENV/.installed" ];
   touch "$VENV/.installed"
 fi
 export PATH="$VENV/bin:$PATH"
-export NEO4J_PASSWORD=${NEO4J_PASSWORD:-driftgraph}
 if [ -z "${NEO4J_URI:-}" ]; then   # no Neo4j of yours: start the embedded one (Bolt on 127.0.0.1:7687)
-  export NEO4J_URI=bolt://127.0.0.1:7687
-  driftgraph neo4j start
+  # Its first start generates a password and keeps it in .driftgraph/neo4j/neo4j-password (owner-only), where
+  # driftgraph reads it while NEO4J_PASSWORD is unset. DRIFTGRAPH_DEMO_PORT / _HTTP_PORT: other ports.
+  port=${DRIFTGRAPH_DEMO_PORT:-7687}
+  export NEO4J_URI=bolt://127.0.0.1:$port
+  driftgraph neo4j start --port "$port" ${DRIFTGRAPH_DEMO_HTTP_PORT:+--http-port "$DRIFTGRAPH_DEMO_HTTP_PORT"}
 fi
 driftgraph doctor
 

@@ -351,3 +351,123 @@ def test_the_jvm_gets_the_vector_module_only_where_lucene_uses_it():
     # one class-data-sharing archive per JVM: the two never share a file
     assert launcher.cds_archive(j21) != launcher.cds_archive(j17)
     assert launcher.cds_archive(j21) != launcher.cds_archive(java.Java("/other/java", "21.0.2", 21))
+
+
+# -- the generated password (issue 36: no published default) ------------------------------------------------
+
+
+def test_password_file_is_created_owner_only_once(tmp_path, monkeypatch):
+    """Created with mode 0600 at open (O_EXCL), whatever the umask, so it is never readable by others, even for
+    the moment between creating and narrowing it; a second call reuses it."""
+    from driftgraph import launcher_password
+
+    opened: list[tuple[str, int, int]] = []
+    real_open = os.open
+
+    def spy(path, flags, mode=0o777, *args, **kwargs):
+        if str(tmp_path) in str(path):
+            opened.append((str(path), flags, mode))
+        return real_open(path, flags, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy)
+    old_umask = os.umask(0)  # the widest: a file created without an explicit mode would be world-readable
+    try:
+        password, created = launcher_password.create(tmp_path / "d")
+    finally:
+        os.umask(old_umask)
+    path = launcher_password.password_path(tmp_path / "d")
+    assert created and path.read_text().strip() == password
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert opened and all(flags & os.O_EXCL and mode == 0o600 for _, flags, mode in opened), opened
+    assert password != "driftgraph" and len(password) >= 24
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp file left behind
+    assert launcher_password.create(tmp_path / "d") == (password, False)
+    assert launcher_password.create(tmp_path / "other")[0] != password
+
+
+def test_the_stored_password_goes_only_to_the_launchers_own_uri(tmp_path, monkeypatch):
+    from driftgraph import launcher_password
+    from driftgraph.config import load_config
+
+    data = tmp_path / "n4j"
+    password, _ = launcher_password.create(data)
+    for uri in ("bolt://127.0.0.1:7751", "neo4j://localhost:7751"):
+        assert launcher_password.for_uri(uri, 7751, data) == password, uri
+    for uri in ("bolt://127.0.0.1:7752", "bolt://db.example:7751", "neo4j+s://127.0.0.1:7751", "bolt://[::1:x"):
+        assert launcher_password.for_uri(uri, 7751, data) is None, uri
+    # started with --port on another port: the port it runs on (launcher.json) counts too
+    (data / launcher_password.STATE_FILE).write_text(json.dumps({"pid": 1, "uri": "bolt://127.0.0.1:7753"}))
+    assert launcher_password.for_uri("bolt://127.0.0.1:7753", 7751, data) == password
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "driftgraph.yaml").write_text(f"neo4j:\n  launcher:\n    port: 7751\n    data_dir: {data}\n")
+    own = {"NEO4J_URI": "bolt://127.0.0.1:7751"}
+    assert load_config(env=own).neo4j.password == password
+    assert load_config(env={**own, "NEO4J_PASSWORD": "mine-12345"}).neo4j.password == "mine-12345"
+    assert load_config(env=own, launcher_password=False).neo4j.password == ""
+    assert load_config(env={"NEO4J_URI": "bolt://127.0.0.1:7687"}).neo4j.password == ""
+
+
+def _cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("NEO4J_PASSWORD", "NEO4J_URI")}
+    cmd = [sys.executable, "-m", "driftgraph", *args]
+    return subprocess.run(cmd, cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=400)
+
+
+def _logs_in(uri: str, password: str) -> bool:
+    from neo4j import GraphDatabase
+    from neo4j.exceptions import AuthError
+
+    try:
+        with GraphDatabase.driver(uri, auth=("neo4j", password)) as driver:
+            driver.verify_connectivity()
+        return True
+    except AuthError:
+        return False
+
+
+@pytest.mark.neo4j
+def test_first_start_generates_the_password_and_driftgraph_reads_it(tmp_path):
+    """No NEO4J_PASSWORD: the first start generates one into the data dir (0600) and says where, status names
+    the file and never the password, doctor logs in with it, a restart reuses it; NEO4J_PASSWORD still wins."""
+    from driftgraph import launcher_password
+
+    port, data = _free_port(), tmp_path / "n4j"
+    where = ["--port", str(port), "--data-dir", str(data)]
+    uri = f"bolt://127.0.0.1:{port}"
+    res = _cli(["neo4j", "start", "--http-port", "0", *where], tmp_path)
+    try:
+        assert res.returncode == 0, res.stderr
+        path = launcher_password.password_path(data)
+        password = path.read_text().strip()
+        assert path.stat().st_mode & 0o777 == 0o600 and password != "driftgraph"
+        assert f"generated a password for user neo4j (first start of this data directory), kept in {path}" in res.stdout
+        status = _cli(["neo4j", "status", *where], tmp_path)
+        status_json = _cli(["neo4j", "status", "--json", *where], tmp_path)
+        for out in (res, status, status_json):
+            assert password not in out.stdout + out.stderr
+        assert status.returncode == 0 and f"password in {path}" in status.stdout
+        assert json.loads(status_json.stdout)["password_file"] == str(path)
+        assert _logs_in(uri, password) and not _logs_in(uri, "driftgraph")
+        # driftgraph itself, with NEO4J_PASSWORD unset: the configured data dir's file, on the port it runs on
+        (tmp_path / "driftgraph.yaml").write_text(f"neo4j:\n  launcher:\n    data_dir: {data}\n")
+        doctor = _cli(["doctor", "--json"], tmp_path, NEO4J_URI=uri)
+        assert json.loads(doctor.stdout)["neo4j"]["ok"], doctor.stdout + doctor.stderr
+
+        # a second start reuses the stored password and generates none
+        assert _cli(["neo4j", "stop", *where], tmp_path).returncode == 0
+        again = _cli(["neo4j", "start", "--http-port", "0", *where], tmp_path)
+        assert again.returncode == 0 and "generated" not in again.stdout, again.stdout + again.stderr
+        assert path.read_text().strip() == password and _logs_in(uri, password)
+
+        # NEO4J_PASSWORD wins: it is the one set, and the stored one (which no longer logs in) is removed
+        assert _cli(["neo4j", "stop", *where], tmp_path).returncode == 0
+        mine = _cli(["neo4j", "start", "--http-port", "0", *where], tmp_path, NEO4J_PASSWORD="explicit-pw-123")
+        assert mine.returncode == 0, mine.stderr
+        assert _logs_in(uri, "explicit-pw-123") and not _logs_in(uri, password)
+        assert not path.exists() and "password not stored" in _cli(["neo4j", "status", *where], tmp_path).stdout
+        # a start without it while that one runs cannot know its password, and says so
+        blind = _cli(["neo4j", "start", *where], tmp_path)
+        assert blind.returncode == 0 and "not stored here" in blind.stderr and not path.exists()
+    finally:
+        _cli(["neo4j", "stop", *where], tmp_path)

@@ -152,8 +152,11 @@ def parse_config(data: dict[str, Any], source: str = "config") -> Config:
         raise ConfigError(_format_error(err, source)) from None
 
 
-def load_config(path: str | Path | None = None, env: dict[str, str] | None = None) -> Config:
-    """Load ``driftgraph.yaml`` (explicit path, else ./driftgraph.yaml if present) plus the environment."""
+def load_config(
+    path: str | Path | None = None, env: dict[str, str] | None = None, *, launcher_password: bool = True
+) -> Config:
+    """Load ``driftgraph.yaml`` (explicit path, else ./driftgraph.yaml if present) plus the environment; with no
+    password there and the URI the launcher's, the password its first start stored (``launcher_password``)."""
     import yaml
 
     env = dict(os.environ) if env is None else env
@@ -188,7 +191,13 @@ def load_config(path: str | Path | None = None, env: dict[str, str] | None = Non
             if not isinstance(sec, dict):
                 raise ConfigError(f"{source}: section '{section}' must be a mapping")
             sec[key] = env[var]
-    return parse_config(data, source)
+    cfg = parse_config(data, source)
+    if launcher_password and not cfg.neo4j.password:
+        from driftgraph.launcher_password import for_uri
+
+        own = cfg.neo4j.launcher
+        cfg.neo4j.password = for_uri(cfg.neo4j.uri, own.port, own.data_dir) or ""
+    return cfg
 
 
 def leaf_paths(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:
