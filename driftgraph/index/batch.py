@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config
-from driftgraph.errors import FatalLLMError, LLMUnavailable, StoreError
+from driftgraph.errors import FatalLLMError, LLMUnavailable
 from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import extract_all
@@ -165,22 +165,18 @@ def prefill_with_batches(rt: Runtime, path: str | Path, *, reset: bool, progress
 
 
 def _previous(rt: Runtime) -> list[Previous]:
-    """The stored partition the run will cluster from (empty for a database without our schema)."""
+    """The stored partition the run will cluster from. A store error stops the run: read as "no partition"
+    (a Neo4j outage) it would re-cluster everything and pay for every report again. A database without our
+    schema reads as empty, with no error (``refuse_unsyncable`` has read it already)."""
     from driftgraph.index.write import previous_partition
 
-    try:
-        return previous_partition(rt.store)
-    except StoreError:
-        return []
+    return previous_partition(rt.store)
 
 
 def _existing_reports(rt: Runtime, ids: set[str]) -> dict[str, Any]:
-    """Reports the run would reuse from the database (unchanged communities): no request for them."""
+    """Reports the run would reuse from the database (unchanged communities): no request for them. A store
+    error stops the run, as in ``_previous``."""
     from driftgraph.store.index_state import read_state, stored_reports
 
-    try:
-        state = read_state(rt.store)
-    except StoreError:  # a new database without our schema: nothing to reuse
-        return {}
-    kept = ids & state["communities"]
+    kept = ids & read_state(rt.store)["communities"]
     return {r["id"]: stored_report(r) for r in stored_reports(rt.store, kept)}
