@@ -267,6 +267,33 @@ def test_cli_adopt_json(eng, neo4j_config, fake_llm, tmp_path):
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
 
 
+def test_cli_adopt_exits_3_when_reports_fail_unless_allowed(eng, neo4j_config, fake_llm, tmp_path):
+    import yaml
+
+    def no_reports(req: dict[str, Any]) -> str:
+        """Every community report (and its repair) comes back without JSON: adopt finishes, with failures."""
+        return "this is not JSON at all" if global_fake.schema_name(req) == "community_report" else responder(req)
+
+    llm_graph_builder(eng.store, _embed(eng), FILES[:1])
+    conf = {"llm": {"model": "fake-model", "backoff_base_s": 0.0}, "embeddings": {"threads": 1}}
+    (tmp_path / "driftgraph.yaml").write_text(yaml.safe_dump(conf))
+    fake_llm.responder = no_reports
+    res = run_cli(["adopt", "--json"], neo4j_config, fake_llm, tmp_path)
+    assert res.returncode == 3, res.stderr
+    failures = json.loads(res.stdout)["failures"]
+    assert failures["reports"] and failures["count"] == len(failures["reports"]) + len(failures["descriptions"])
+    assert res.stderr.strip().splitlines() == [
+        f"adopt finished with {failures['count']} failures (listed above; the next run retries them): exit 3"
+    ]
+    allowed = run_cli(["adopt", "--allow-failures"], neo4j_config, fake_llm, tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"failures: {failures['count']}" in allowed.stdout and allowed.stderr == ""
+    fake_llm.responder = responder  # healed: the failed reports were not cached, the next run makes them
+    healed = run_cli(["adopt", "--json"], neo4j_config, fake_llm, tmp_path)
+    assert healed.returncode == 0, healed.stderr
+    assert json.loads(healed.stdout)["failures"]["count"] == 0
+
+
 def test_graph_built_by_neo4j_graphrags_own_kg_builder(eng, fake_llm):
     """examples/docs through neo4j-graphrag's own components; its Neo4jWriter needs APOC (the launcher has it)."""
     from neo4j_graphrag.indexes import create_vector_index

@@ -156,3 +156,19 @@ def test_trace_show_prints_the_route_and_its_floors_readably(asked: dict, fake_l
     line = next(ln for ln in res.stdout.splitlines() if ln.startswith("route: "))
     assert line == route_line(stored) and "{" not in line and "[" not in line
     assert "always room for at least" in line  # the stored route has floors (local.chunk_floor is 3)
+
+
+MARKUP_Q = "what is [/] and [bold]x[/bold]?"
+
+
+def test_trace_show_prints_a_question_holding_rich_markup_as_typed(dulce: dict, fake_llm, tmp_path: Path) -> None:
+    ask = run_cli(
+        ["query", "local", MARKUP_Q, "--context-only", "--budget", "1500", "--json"], dulce, fake_llm, tmp_path
+    )
+    assert ask.returncode == 0, ask.stderr
+    rid = json.loads(ask.stdout)["retrieval_id"]
+    res = run_cli(["trace", "show", rid], dulce, fake_llm, tmp_path)
+    assert res.returncode == 0, res.stderr  # "[/]" used to be a MarkupError: closing tag with nothing to close
+    assert f"query: {MARKUP_Q}" in res.stdout.splitlines()
+    listed = run_cli(["trace", "list", "-n", "50"], dulce, fake_llm, tmp_path)
+    assert any(ln.startswith(rid) and ln.endswith(MARKUP_Q) for ln in listed.stdout.splitlines())

@@ -185,13 +185,14 @@ def test_endpoint_reranker_posts_the_cohere_shape_and_reorders() -> None:
 def test_endpoint_reranker_failures_are_errors() -> None:
     with FakeRerank() as server:
         server.status = 503
-        cfg = RerankConfig(provider="endpoint", base_url=server.base_url)
+        cfg = RerankConfig(provider="endpoint", base_url=server.base_url, backoff_base_s=0)
         with pytest.raises(RerankError, match="HTTP 503"):
             rerank_chunks(_chunks(TEXTS), "q", cfg, lambda t, n: t, _no_chat, None)  # type: ignore[arg-type]
+        assert len(server.requests) == 1 + cfg.max_retries  # transient: retried first (tests/test_retry.py)
     with pytest.raises(RerankError, match="base_url"):
         rerank_chunks(_chunks(TEXTS), "q", RerankConfig(provider="endpoint"), lambda t, n: t, _no_chat, None)  # type: ignore[arg-type]
     with pytest.raises(RerankError, match="unreachable"):
-        cfg = RerankConfig(provider="endpoint", base_url="http://127.0.0.1:9", timeout_s=2)
+        cfg = RerankConfig(provider="endpoint", base_url="http://127.0.0.1:9", timeout_s=2, backoff_base_s=0)
         rerank_chunks(_chunks(TEXTS), "q", cfg, lambda t, n: t, _no_chat, None)  # type: ignore[arg-type]
 
 

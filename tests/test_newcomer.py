@@ -78,7 +78,13 @@ def test_config_option_after_the_subcommand(tmp_path: Path) -> None:
 
 # -- doctor: empty is a state, broken is FAIL ---------------------------------------------------------
 def _env(cfg) -> dict[str, str]:
-    return {"NEO4J_URI": cfg.neo4j.uri, "NEO4J_PASSWORD": cfg.neo4j.password}
+    # no LLM endpoint from the caller's environment: its check reads "not configured" (ok), whatever the machine
+    return {
+        "NEO4J_URI": cfg.neo4j.uri,
+        "NEO4J_PASSWORD": cfg.neo4j.password,
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+    }
 
 
 def test_doctor_reports_an_empty_database_as_a_state(neo4j_cfg, tmp_path: Path) -> None:
@@ -102,3 +108,19 @@ def test_doctor_still_fails_a_database_built_with_another_embedder(neo4j_cfg, st
     res = run("doctor", cwd=tmp_path, env={**_env(neo4j_cfg), "COLUMNS": "200"})
     line = next(ln for ln in res.stdout.splitlines() if " schema " in ln)
     assert line.split()[0] == "FAIL" and "some-other-model" in line
+    assert res.returncode == 1  # a FAIL is a failure for scripts and health checks too
+    assert res.stderr.strip().splitlines() == [
+        "doctor: schema failed (each part's error says why; fix it and run doctor again): exit 1"
+    ]
+    assert run("doctor", "--json", cwd=tmp_path, env=_env(neo4j_cfg)).returncode == 1
+
+
+def test_doctor_exits_1_when_the_llm_endpoint_fails(neo4j_cfg, tmp_path: Path) -> None:
+    (tmp_path / "driftgraph.yaml").write_text("llm:\n  max_retries: 0\n")
+    env = {**_env(neo4j_cfg), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "COLUMNS": "200"}
+    res = run("doctor", cwd=tmp_path, env=env)
+    assert res.returncode == 1, res.stdout + res.stderr
+    line = next(ln for ln in res.stdout.splitlines() if " llm " in ln)
+    assert line.split()[0] == "FAIL"
+    assert next(ln for ln in res.stdout.splitlines() if " schema " in ln).split()[0] in ("ok", "empty")
+    assert "doctor: llm failed" in res.stderr and len(res.stderr.strip().splitlines()) == 1

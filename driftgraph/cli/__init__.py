@@ -72,7 +72,13 @@ def config_show(as_json: JsonOpt = False) -> None:
 # -- doctor ---------------------------------------------------------------------------------------------
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
-    """Check Neo4j, schema, embedder, tokenizer and the LLM endpoint."""
+    """Check Neo4j, schema, embedder, tokenizer and the LLM endpoint.
+
+    Exit codes: 0 every part ok (an empty database is a state, not a failure); 1 any part FAILs (printed, and
+    named in one line on stderr), so scripts and health checks can gate on it.
+    """
+    from rich.markup import escape
+
     with engine() as eng:
         report = eng.doctor()
     if as_json:
@@ -83,8 +89,11 @@ def doctor(as_json: JsonOpt = False) -> None:
             label, color = {"ok": ("ok", "green"), "empty": ("empty", "yellow")}.get(state_, ("FAIL", "red"))
             plain = ", ".join(f"{k}={v}" for k, v in check.details.items() if not isinstance(v, list | dict))
             detail = check.error or check.note or plain
-            console().print(f"[{color}]{label:>5}[/] {part:<10} {detail}")
-    if not report.neo4j.ok:
+            console().print(f"[{color}]{label:>5}[/] {part:<10} {escape(str(detail))}")
+    failed = [part for part, check in report.parts() if not check.ok]
+    if failed:
+        what = ", ".join(failed)
+        typer.echo(f"doctor: {what} failed (each part's error says why; fix it and run doctor again): exit 1", err=True)
         raise typer.Exit(1)
 
 

@@ -116,16 +116,19 @@ def trace_prune(
 
 
 def _render(data: dict[str, Any]) -> None:
+    """Stored text (the question, titles, reasons, errors) is escaped or printed without markup: a question
+    holding ``[/]`` or ``[bold]`` is shown as typed, never read as Rich markup."""
     from rich.table import Table
 
     ret = data["retrieval"]
     trace = ret.get("trace") or {}
     out = console()
-    out.print(f"[bold]{ret['id']}[/]  mode={ret.get('mode')}  created={ret.get('created_at')}")
-    out.print(f"query: {ret.get('query')}")
+    out.print(f"[bold]{_e(ret['id'])}[/]  mode={_e(ret.get('mode'))}  created={_e(ret.get('created_at'))}")
+    plain = {"markup": False, "highlight": False, "soft_wrap": True}
+    out.print(f"query: {ret.get('query')}", **plain)
     if trace.get("rewrite"):
         rw = trace["rewrite"]
-        out.print(f"rewrite: {rw.get('rewritten')!r} ({rw.get('reason')})")
+        out.print(f"rewrite: {rw.get('rewritten')!r} ({rw.get('reason')})", **plain)
     if trace.get("budget"):
         b = trace["budget"]
         out.print(
@@ -134,38 +137,49 @@ def _render(data: dict[str, Any]) -> None:
             + (" (fixed)" if b.get("fixed") else "")
         )
     if trace.get("route"):
-        out.print(route_line(trace["route"]), markup=False, soft_wrap=True)  # one line, brackets as they are
+        out.print(route_line(trace["route"]), **plain)  # one line, brackets as they are
     if trace.get("absent_sources"):
-        out.print(f"absent sources: {', '.join(trace['absent_sources'])}")
-    out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}")
+        out.print(f"absent sources: {', '.join(trace['absent_sources'])}", **plain)
+    out.print(f"round trips: {trace.get('round_trips')}  stop: {ret.get('stop_reason')}", **plain)
     for note in trace.get("notes") or []:  # e.g. the answer check, a partial global map
-        out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        out.print(f"note: {note}", **plain)
     if trace.get("error"):
-        out.print(f"error: {trace['error'].get('message')}", markup=False, highlight=False, soft_wrap=True)
+        out.print(f"error: {trace['error'].get('message')}", **plain)
     if ret.get("cost"):
         out.print(cost_table(ret["cost"]))
     if trace.get("entry"):
         t = Table("entry", "title", "score", "status", "reason", title="entry candidates")
         for e in trace["entry"]:
             t.add_row(
-                e.get("kind", "entity"), str(e["title"])[:50], f"{e['score']:.3f}", e["status"], e.get("reason") or ""
+                _e(e.get("kind", "entity")),
+                _e(str(e["title"])[:50]),
+                f"{e['score']:.3f}",
+                _e(e["status"]),
+                _e(e.get("reason") or ""),
             )
         out.print(t)
     items = trace.get("items") or []
     t = Table("source", "rank", "id", "tokens", "status", "hop", "reason", title=f"items ({len(items)})")
     for i in items:
         t.add_row(
-            i["source"],
-            str(i.get("rank", "")),
-            str(i["id"])[:24],
-            str(i["tokens"]),
-            i["status"],
-            (i.get("hop") or "") + (f" via {i['via']}" if i.get("via") else ""),
-            i.get("reason") or "",
+            _e(i["source"]),
+            _e(i.get("rank", "")),
+            _e(str(i["id"])[:24]),
+            _e(i["tokens"]),
+            _e(i["status"]),
+            _e((i.get("hop") or "") + (f" via {i['via']}" if i.get("via") else "")),
+            _e(i.get("reason") or ""),
         )
     out.print(t)
     if trace.get("citations"):
-        out.print(f"citations: {trace['citations']}")
+        out.print(f"citations: {trace['citations']}", **plain)
+
+
+def _e(value: Any) -> str:
+    """A stored value as literal text inside Rich markup (a table cell, a line that keeps its own markup)."""
+    from rich.markup import escape
+
+    return escape(str(value))
 
 
 PLURAL = {"chunk": "chunks", "entity": "entities", "relationship": "relationships", "report": "reports"}
@@ -194,8 +208,8 @@ def cost_table(cost: dict[str, Any]) -> Any:
     for column in table.columns[1:]:
         column.justify = "right"
     for name, row in [*phases.items(), ("total", total)]:
-        table.add_row(name, *(str(row.get(c, "")) for c in COST_COLUMNS), end_section=name == "total")
+        table.add_row(_e(name), *(_e(row.get(c, "")) for c in COST_COLUMNS), end_section=name == "total")
     extra = {k: v for k, v in cost.items() if k not in (*COST_COLUMNS, "phases")}
     if extra:
-        table.caption = ", ".join(f"{k}={v}" for k, v in extra.items())
+        table.caption = _e(", ".join(f"{k}={v}" for k, v in extra.items()))
     return table

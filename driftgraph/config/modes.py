@@ -24,6 +24,12 @@ class RerankConfig(_Section):
     model: str = Field("rerank", description="endpoint: the model name sent")
     api_key: str | None = secret_field(None, description="endpoint: sent as a Bearer token when set")
     timeout_s: float = Field(30.0, gt=0, description="endpoint: request timeout")
+    max_retries: int = Field(
+        2, ge=0, le=20, description="endpoint: retries after a 429, 5xx, timeout or refused connection"
+    )
+    backoff_base_s: float = Field(
+        0.5, ge=0, description="endpoint: ceiling of the first retry's random wait, doubling (a Retry-After wins)"
+    )
     top_n: int = Field(30, ge=1, le=1000, description="best chunk candidates reranked; the rest keep their order")
     doc_tokens: int = Field(300, ge=16, description="tokens of each chunk sent to the reranker")
     max_llm_calls: int = Field(1, ge=1, le=20, description="llm: listwise calls per question (top_n split)")

@@ -10,14 +10,17 @@ telling which of the best ``top_n`` actually answer. ``provider``:
   at most ``max_llm_calls`` calls; a passage's score is ``1 - position / batch size``.
 
 The reranked chunks go first in reranked order, the rest keep the graph's order; each reranked candidate
-carries ``rerank_score`` (in the trace items). A failing reranker raises ``RerankError``: a configured
-reranker that silently did nothing would make results unexplainable.
+carries ``rerank_score`` (in the trace items). The endpoint is retried like an LLM call (llm/retry.py: 429,
+5xx, timeouts, refused connections, an unreadable body; full-jitter backoff) within the section's own
+``max_retries`` and ``backoff_base_s``; ``llm`` calls retry in the chat client. A reranker still failing raises
+``RerankError``: a configured reranker that silently did nothing would make results unexplainable.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -25,10 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import ReplyFormatError, RerankError
 from driftgraph.llm.jsonreply import extract_json_object
+from driftgraph.llm.retry import SYSTEM_JITTER, with_retries
 from driftgraph.query import tables as render_rows
 from driftgraph.query.budget import Candidate
 
 if TYPE_CHECKING:
+    import random
+
     from driftgraph.config import RerankConfig
     from driftgraph.llm.chat import ChatClient
 
@@ -69,8 +75,15 @@ def renumber(chunks: list[Candidate], count_many: CountMany) -> list[Candidate]:
     return chunks
 
 
-def endpoint_scores(cfg: RerankConfig, query: str, docs: Sequence[str]) -> list[float]:
-    """One POST to ``{base_url}/rerank``; documents the reply leaves out score -inf (they keep their order)."""
+def endpoint_scores(
+    cfg: RerankConfig,
+    query: str,
+    docs: Sequence[str],
+    sleep: Callable[[float], None] = time.sleep,
+    rng: random.Random = SYSTEM_JITTER,
+) -> list[float]:
+    """One POST to ``{base_url}/rerank``, retried on transient failures (``sleep`` and the jitter's ``rng`` are
+    injectable for tests); documents the reply leaves out score -inf (they keep their order)."""
     if not cfg.base_url:
         raise RerankError("local.rerank.provider is 'endpoint' but local.rerank.base_url is not set")
     url = cfg.base_url.rstrip("/") + "/rerank"
@@ -79,16 +92,25 @@ def endpoint_scores(cfg: RerankConfig, query: str, docs: Sequence[str]) -> list[
     if cfg.api_key:
         headers["Authorization"] = f"Bearer {cfg.api_key}"
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
+    attempts: list[int] = []
+
+    def post() -> Any:
         with urllib.request.urlopen(req, timeout=cfg.timeout_s) as resp:  # noqa: S310 (configured URL)
-            reply = json.loads(resp.read().decode("utf-8"))
+            return json.loads(resp.read().decode("utf-8"))
+
+    try:
+        reply = with_retries(post, cfg, sleep, on_attempt=lambda: attempts.append(1), rng=rng)
     except urllib.error.HTTPError as err:
-        raise RerankError(f"reranker {url} answered HTTP {err.code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as err:
-        raise RerankError(f"reranker {url} unreachable: {getattr(err, 'reason', err)}") from None
+        raise RerankError(f"reranker {url} answered HTTP {err.code}{_tries(attempts)}") from None
     except json.JSONDecodeError:
-        raise RerankError(f"reranker {url} answered something that is not JSON") from None
+        raise RerankError(f"reranker {url} answered something that is not JSON{_tries(attempts)}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as err:
+        raise RerankError(f"reranker {url} unreachable{_tries(attempts)}: {getattr(err, 'reason', err)}") from None
     return _scores_from_results(reply, len(docs), url)
+
+
+def _tries(attempts: list[int]) -> str:
+    return f" ({len(attempts)} attempts)" if len(attempts) > 1 else ""
 
 
 def _scores_from_results(reply: Any, n: int, url: str) -> list[float]:

@@ -1,7 +1,8 @@
 """A fake rerank server on 127.0.0.1 speaking the Cohere/Jina/TEI ``POST /rerank`` shape; records requests.
 
 ``score(query, document) -> float`` decides the relevance (default: shared lower-case words); ``status``
-makes every request answer that HTTP code instead.
+makes every request answer that HTTP code instead; ``fail_next`` lists codes the next requests answer, one each,
+before the server answers normally (a transient outage), with a ``Retry-After: retry_after`` header when set.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class FakeRerank:
         self.score = score
         self.requests: list[dict[str, Any]] = []
         self.status: int | None = None
+        self.fail_next: list[int] = []
+        self.retry_after: str | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -32,8 +35,11 @@ class FakeRerank:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-                if outer.status is not None or self.path != "/rerank":
-                    self.send_response(outer.status or 404)
+                failed = outer.fail_next.pop(0) if outer.fail_next else None
+                if failed is not None or outer.status is not None or self.path != "/rerank":
+                    self.send_response(failed or outer.status or 404)
+                    if failed is not None and outer.retry_after is not None:
+                        self.send_header("Retry-After", outer.retry_after)
                     self.end_headers()
                     return
                 scored = [
