@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import Config, load_config
-from driftgraph.errors import EntryError, LLMError, RequestError, StoreError
+from driftgraph.deadline import Deadline
+from driftgraph.errors import EntryError, LLMError, QuestionStopped, RequestError, StoreError
 from driftgraph.query.history import load_history
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest
 from driftgraph.runtime import Runtime
@@ -72,18 +73,26 @@ class Engine:
 
     # -- questions -----------------------------------------------------------------------------------
     def query(
-        self, request: QueryRequest, *, on_token: TokenSink | None = None, on_event: EventSink | None = None
+        self,
+        request: QueryRequest,
+        *,
+        on_token: TokenSink | None = None,
+        on_event: EventSink | None = None,
+        deadline: Deadline | None = None,
     ) -> SearchResult:
         """Answer one request in its mode; ``on_token`` streams the answer, ``on_event`` DRIFT's progress.
 
         An ``LLMError`` (endpoint refused or down) leaves after the question is stored with ``stop_reason:
-        error`` (``query/finish.py``); the error's ``retrieval_id`` names it. The schema check runs on this
-        Engine's first question only (``Runtime.check_schema``), counted in that question's round trips."""
-        rt = self.runtime.for_run()
+        error`` (``query/finish.py``); the error's ``retrieval_id`` names it. ``deadline`` (default: the
+        request's ``timeout_s``, if any) stops the question from outside or at its limit: ``QuestionStopped``
+        leaves the same way, stored with ``stop_reason`` ``deadline`` or ``cancelled`` and the cost so far. The
+        schema check runs on this Engine's first question only (``Runtime.check_schema``), counted in that
+        question's round trips."""
+        rt = self.runtime.for_run(deadline or Deadline(request.timeout_s))
         rt.check_schema()
         try:
             return self._dispatch(rt, request, on_token, on_event)
-        except LLMError as err:
+        except (LLMError, QuestionStopped) as err:
             from driftgraph.query.finish import store_failed
 
             store_failed(rt, request, err)

@@ -21,6 +21,7 @@ The tree::
     │   ├── LLMRequestRejected       the endpoint refused this one request (400, 413, 422: too long, filtered)
     │   └── LLMUnavailable           still failing after the retries (5xx, timeout, refused connection)
     ├── OverBudget                   the next LLM call would pass the question's call / token budget
+    ├── QuestionStopped              the question's deadline passed or it was cancelled (``reason``)
     ├── CallFailed                   one LLM request failed after its repair (recorded, never fatal)
     ├── ReplyFormatError (ValueError) a model reply holds no usable JSON (sent back in a repair prompt)
     ├── EmbedderError                the embedding model cannot load or answer
@@ -133,6 +134,22 @@ class LLMUnavailable(LLMError):
 class OverBudget(DriftgraphError):
     """The next call would take the question over its ``max_llm_calls`` or ``max_prompt_tokens`` (global search:
     the batch is skipped with ``stop_reason: budget``)."""
+
+
+class QuestionStopped(DriftgraphError):
+    """The question must stop: ``reason`` is ``deadline`` (its time limit passed) or ``cancelled`` (a client went
+    away, a 504 was sent, the server is shutting down); ``where`` names the stage that noticed.
+    ``retrieval_id`` is set once the stopped question is stored."""
+
+    def __init__(self, message: str, reason: str, where: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.where = where
+        self.retrieval_id: str | None = None
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return base if self.retrieval_id is None else f"{base} (retrieval {self.retrieval_id} stored)"
 
 
 class CallFailed(DriftgraphError):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from driftgraph.config import Config
+from driftgraph.deadline import Deadline
 from driftgraph.llm.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from driftgraph.llm.embedder import Embedder
     from driftgraph.store.db import Store
 
-ChatFactory = Callable[[Ledger], "ChatClient"]
+ChatFactory = Callable[[Ledger, Deadline], "ChatClient"]
 
 
 class _Parts:
@@ -55,10 +56,10 @@ class _Parts:
 
 
 def _default_chat(config: Config) -> ChatFactory:
-    def make(ledger: Ledger) -> ChatClient:
+    def make(ledger: Ledger, deadline: Deadline) -> ChatClient:
         from driftgraph.llm.chat import ChatClient
 
-        return ChatClient(config.llm, ledger, encoding=config.tokenizer.encoding)
+        return ChatClient(config.llm, ledger, encoding=config.tokenizer.encoding, deadline=deadline)
 
     return make
 
@@ -74,12 +75,15 @@ class Runtime:
         embedder: Embedder | None = None,
         chat_factory: ChatFactory | None = None,
         ledger: Ledger | None = None,
+        deadline: Deadline | None = None,
         _parts: _Parts | None = None,
     ) -> None:
         self.config = config
         self._parts = _parts or _Parts(config, store, embedder)
         self.chat_factory = chat_factory or _default_chat(config)
         self.ledger = ledger or Ledger()
+        self.deadline = deadline or Deadline()
+        self._question = deadline is not None  # a question's run: its statements get neo4j.query_timeout_s
         self._run_store: Store | None = None
 
     @property
@@ -87,7 +91,10 @@ class Runtime:
         """A view of the shared store that counts this Runtime's statements (``store.round_trips``): a run's
         trace reports every statement it sent and none of a concurrent question's."""
         if self._run_store is None:
-            self._run_store = self._parts.get_store().view()
+            store = self._parts.get_store()
+            self._run_store = (
+                store.view(self.deadline, self.config.neo4j.query_timeout_s) if self._question else store.view()
+            )
         return self._run_store
 
     @property
@@ -98,17 +105,18 @@ class Runtime:
     def store_opened(self) -> bool:
         return self._parts.store is not None
 
-    def for_run(self) -> Runtime:
-        """Same parts, a new empty ledger and store view: one per question, so costs and round trips never mix."""
-        return Runtime(self.config, chat_factory=self.chat_factory, _parts=self._parts)
+    def for_run(self, deadline: Deadline | None = None) -> Runtime:
+        """Same parts, a new empty ledger and store view: one per question, so costs and round trips never mix.
+        The question's ``deadline`` reaches every chat call and statement (``driftgraph/deadline.py``)."""
+        return Runtime(self.config, chat_factory=self.chat_factory, deadline=deadline or Deadline(), _parts=self._parts)
 
     def with_config(self, config: Config) -> Runtime:
         """The same opened parts under another config (benchmarks vary query sections, not Neo4j)."""
         return Runtime(config, chat_factory=_default_chat(config), ledger=self.ledger, _parts=self._parts)
 
     def chat(self) -> ChatClient:
-        """A chat client that records into this run's ledger."""
-        return self.chat_factory(self.ledger)
+        """A chat client that records into this run's ledger and stops with this run's deadline."""
+        return self.chat_factory(self.ledger, self.deadline)
 
     def embed(self, texts: Sequence[str], phase: str = "embed") -> np.ndarray:
         """Embed and record the call in this run's ledger (the shared embedder has no ledger of its own)."""

@@ -74,3 +74,49 @@ def test_streaming_delivers_tokens_and_usage(fake_llm):
     res = chat.complete([{"role": "user", "content": "q"}], phase="p", max_tokens=5, on_token=seen.append)
     assert "".join(seen) == "one two three" == res.text
     assert res.completion_tokens > 0 and chat.ledger.total.llm_calls == 1
+
+
+@pytest.mark.parametrize(
+    ("retried", "restarted"),
+    [("The answer starts here and ends.", False), ("A different reply altogether.", True)],
+)
+def test_a_retried_stream_never_splices_two_replies(fake_llm, retried, restarted):
+    """The stream breaks after "The answer starts here "; the retry either continues that text (shown once) or
+    differs (a restart mark, then the whole new reply): the text after the last mark is the kept answer."""
+    from driftgraph.llm.chat import RESTART_MARK
+
+    fake_llm.responder = lambda req: retried
+    fake_llm.set_fault("stream_cut", times=1)
+    chat = _client(fake_llm, max_retries=2)
+    shown: list[str] = []
+    res = chat.complete([{"role": "user", "content": "q"}], phase="answer", max_tokens=50, on_token=shown.append)
+    text = "".join(shown)
+    assert res.text == retried
+    assert (RESTART_MARK in text) is restarted
+    assert text.rsplit(RESTART_MARK, 1)[-1] == res.text, text
+    assert text.count("The answer starts here") == 1, "shown once, whichever way the retry went"
+
+
+def test_a_question_deadline_cuts_a_hung_call_and_a_retry_wait(fake_llm):
+    """A hung endpoint: the call is given up on at the deadline, not at llm.timeout_s (120 s), and no retry
+    follows; the error names the stage."""
+    import threading
+    import time
+
+    from driftgraph.deadline import Deadline
+    from driftgraph.errors import QuestionStopped
+
+    release = threading.Event()
+    fake_llm.delay = lambda req: float(release.wait(60)) * 0.0
+    chat = ChatClient(
+        LLMConfig(base_url=fake_llm.base_url, api_key="k", max_retries=3), Ledger(), deadline=Deadline(1.0)
+    )
+    start = time.monotonic()
+    try:
+        with pytest.raises(QuestionStopped) as info:
+            chat.complete([{"role": "user", "content": "q"}], phase="answer", max_tokens=5)
+    finally:
+        release.set()
+    assert time.monotonic() - start < 10
+    assert info.value.reason == "deadline" and "an LLM call (answer)" in str(info.value)
+    assert len(fake_llm.chat_requests()) == 1, "no retry after the deadline"

@@ -248,8 +248,10 @@ def test_http_and_openai_routes_answer_502_bad_answer(dulce, fake_llm, tmp_path:
                     event = line[7:]
                 elif line.startswith("data: "):
                     frames.append((event, line[6:]))
-        text = "".join(json.loads(d)["text"] for e, d in frames if e == "token")
-        assert "[driftgraph: that reply is not an answer" in text
+        restarts = [json.loads(d)["text"] for e, d in frames if e == "restart"]
+        assert len(restarts) == 1 and "[driftgraph: that reply is not an answer" in restarts[0], frames
+        kinds = [e for e, _ in frames]
+        assert kinds.index("restart") > kinds.index("token"), "the restart follows the first reply's tokens"
         assert frames[-1][0] == "error" and json.loads(frames[-1][1])["error"]["code"] == "citations_only"
     finally:
         assert srv.stop() in (0, -signal.SIGTERM), srv.output()

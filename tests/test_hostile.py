@@ -99,6 +99,22 @@ def test_loopback_names_and_configured_hosts_are_served(server: Server, stored_i
             assert res.status_code == 200, (host, path, res.status_code, res.text[:200])
 
 
+def test_mcp_answers_a_configured_host_too(server: Server) -> None:
+    """The MCP SDK checks Host on its own; it is told the names the server serves, so a name in
+    ``serve.allowed_hosts`` reaches the tools (and a foreign one is still 421, above)."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    for host in ("driftgraph.internal", f"localhost:{server.port}"):
+        res = httpx.post(f"{server.url}/mcp", json=init, headers={**headers, "Host": host}, timeout=60)
+        assert res.status_code == 200, (host, res.status_code, res.text[:200])
+        assert "driftgraph" in res.text, "the initialize result names the server"
+
+
 def test_a_post_that_is_not_json_is_refused(server: Server) -> None:
     """What a page on another origin can POST without a CORS preflight: a form or plain text, never JSON."""
     before = httpx.get(f"{server.url}/v1/retrievals", timeout=60).json()

@@ -41,11 +41,18 @@ def serve(
     bound = int(sock.getsockname()[1])  # --port 0 picked one
     url = _url(cfg.serve.host, bound)
 
+    grace = cfg.serve.shutdown_grace_s
+
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # uvicorn names the address only when it binds the socket itself
                 logging.getLogger("driftgraph.serve").info("serving on %s (OpenAPI at %s/docs)", url, url)
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            # the grace counts from the signal: uvicorn's wait for open requests and the app's drain share it
+            asgi.runner.begin_shutdown(grace)
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]
 
     server = Server(
         uvicorn.Config(
@@ -53,7 +60,7 @@ def serve(
             host=cfg.serve.host,
             port=bound,
             log_level="info",
-            timeout_graceful_shutdown=max(1, round(cfg.serve.shutdown_grace_s)),
+            timeout_graceful_shutdown=max(1, round(grace)),
             lifespan="on",
             timeout_keep_alive=30,  # uvicorn's 5 s races clients that reuse an idle connection (resets)
             http=with_header_deadline(cfg.serve.header_timeout_s),

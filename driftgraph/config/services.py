@@ -50,7 +50,9 @@ class Neo4jConfig(_Section):
     uri: str = Field("bolt://127.0.0.1:7687", description="Bolt or neo4j:// URI of the server (env NEO4J_URI)")
     username: str = Field("neo4j", description="user to log in as (env NEO4J_USERNAME)")
     password: str = secret_field(
-        "driftgraph", description="password to log in with; also set on the launcher's Neo4j (env NEO4J_PASSWORD)"
+        "",
+        description="password to log in with; also set on the launcher's Neo4j (env NEO4J_PASSWORD). Unset: the "
+        "launcher's own, generated at its first start and kept in neo4j.launcher.data_dir/neo4j-password",
     )
     database: str = Field("neo4j", description="database that holds the graph (env NEO4J_DATABASE)")
     launcher: LauncherConfig = Field(LauncherConfig(), description="the local Neo4j of `driftgraph neo4j start`")
@@ -60,6 +62,12 @@ class Neo4jConfig(_Section):
         5, ge=0, le=50, description="a write lost to a transient error (deadlock) runs again this often, whole"
     )
     write_backoff_s: float = Field(0.05, ge=0, le=10, description="wait before the first retry; doubles each time")
+    query_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="one statement of a question (a read, a trace write) may run this long: the server ends its "
+        "transaction, and driftgraph stops waiting for a server that stopped answering",
+    )
 
 
 class LLMConfig(_Section):
@@ -82,7 +90,7 @@ class LLMConfig(_Section):
         5, ge=0, le=20, description="retries of a call after a 429, 5xx, timeout or dropped connection"
     )
     backoff_base_s: float = Field(
-        1.0, ge=0, description="first wait before a retry in seconds, doubling each time (a Retry-After wins)"
+        1.0, ge=0, description="a retry waits a random time up to this, doubling each attempt (a Retry-After wins)"
     )
     json_schema: bool = Field(
         True, description="calls that want JSON send response_format json_schema; false: send no response_format"
@@ -162,8 +170,15 @@ class ServeConfig(_Section):
     header_timeout_s: float = Field(
         30.0, gt=0, description="a connection whose request headers are not in within this is closed"
     )
-    request_timeout_s: float = Field(300.0, gt=0, description="a question running longer answers 504")
-    shutdown_grace_s: float = Field(60.0, ge=0, description="SIGTERM waits this long for in-flight questions")
+    request_timeout_s: float = Field(
+        300.0, gt=0, description="a question running longer answers 504 and stops (stored with stop_reason deadline)"
+    )
+    shutdown_grace_s: float = Field(
+        60.0, ge=0, description="SIGTERM waits this long in total for in-flight questions, then cancels them"
+    )
+    max_page_concurrency: int = Field(
+        4, ge=1, le=256, description="retrieval reads and pages served at once; more wait briefly, then get 429"
+    )
     max_list: int = Field(200, ge=1, le=10_000, description="most retrievals GET /v1/retrievals returns")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; empty = CORS off")
     allowed_hosts: list[str] = Field(

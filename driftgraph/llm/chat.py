@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.config import LLMConfig, TokenizerConfig
+from driftgraph.deadline import Deadline
+from driftgraph.errors import QuestionStopped
 from driftgraph.llm import compat
 from driftgraph.llm.client import make_openai_client
 from driftgraph.llm.failures import endpoint, explain
@@ -61,9 +64,15 @@ def request_params(
 
 class ChatClient:
     def __init__(
-        self, cfg: LLMConfig, ledger: Ledger, cache: CallCache | None = None, encoding: str | None = None
+        self,
+        cfg: LLMConfig,
+        ledger: Ledger,
+        cache: CallCache | None = None,
+        encoding: str | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self._cfg = cfg
+        self._deadline = deadline or Deadline()  # a question's: bounds every request and retry wait
         self._client = make_openai_client(cfg)
         self.ledger = ledger
         self._cache = cache
@@ -149,17 +158,25 @@ class ChatClient:
             self.ledger.record(phase, retries=1)
 
         sink = _Resumable(on_token) if on_token is not None else None
+        where = f"an LLM call ({phase})"
         while True:
             try:
                 result = with_retries(
-                    self._call(sent, sink),
+                    partial(self._deadline.run, self._call(sent, sink), where),
                     self._cfg,
+                    sleep=partial(self._deadline.sleep, where=where),
                     on_attempt=lambda: self.ledger.record(phase, http_attempts=1),
                     on_retry=retried,
                     deterministic=compat.rejects_request,
                 )
+                if sink is not None:
+                    sink.finish(result.text)
                 break
+            except QuestionStopped:
+                raise
             except Exception as err:
+                if self._deadline.reason is not None:  # a request cut at the question's limit
+                    raise self._deadline.stopped(where) from err
                 form = self._form_of(sent)
                 if schema is not None and form != "text" and compat.refuses_format(err):
                     nxt = compat.downgrade(notes, form, f"{endpoint(self._cfg)} (model {self.model})")
@@ -214,7 +231,7 @@ class ChatClient:
         return ChatResult(text, prompt, completion, estimated=estimated, finish_reason=finish_reason)
 
     def _once(self, params: dict[str, Any]) -> ChatResult:
-        resp = self._client.chat.completions.create(**params)
+        resp = self._client.chat.completions.create(**params, timeout=self._deadline.bound(self._cfg.timeout_s))
         choice = resp.choices[0]
         text = choice.message.content or ""
         usage = resp.usage
@@ -229,46 +246,73 @@ class ChatClient:
         completion: int | None = None
         finish_reason: str | None = None
         finished = False
-        stream = self._client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
-        for chunk in stream:
-            if chunk.usage is not None:
-                prompt = chunk.usage.prompt_tokens
-                completion = chunk.usage.completion_tokens
-                finished = True
-            for choice in chunk.choices:
-                if choice.delta.content:
-                    parts.append(choice.delta.content)
-                    on_token(choice.delta.content)
-                if choice.finish_reason is not None:
-                    finish_reason, finished = choice.finish_reason, True
+        stream = self._client.chat.completions.create(
+            **params,
+            stream=True,
+            stream_options={"include_usage": True},
+            timeout=self._deadline.bound(self._cfg.timeout_s),
+        )
+        with stream:  # a stopped question closes its stream (and the connection) at the next piece
+            for chunk in stream:
+                if self._deadline.reason is not None:
+                    break
+                if chunk.usage is not None:
+                    prompt = chunk.usage.prompt_tokens
+                    completion = chunk.usage.completion_tokens
+                    finished = True
+                for choice in chunk.choices:
+                    if choice.delta.content:
+                        parts.append(choice.delta.content)
+                        on_token(choice.delta.content)
+                    if choice.finish_reason is not None:
+                        finish_reason, finished = choice.finish_reason, True
+        self._deadline.check("a streamed answer")
         if not finished:  # the connection closed before the last chunk: retry, never keep half an answer
             raise StreamCut(f"stream ended after {len(parts)} pieces without a finish reason")
         return self._counted(params, "".join(parts), prompt, completion, finish_reason)
 
 
-class _Resumable:
-    """An ``on_token`` sink that survives a retried stream: text already printed is not printed again.
+RESTART_MARK = "\n\n[driftgraph: the stream broke off and the retried reply differs: it starts again]\n\n"
 
-    A retry re-sends the request and the reply starts over; the first ``printed`` characters are skipped, so
-    the user sees each character once (a retry that answers differently continues after the printed part).
+
+class _Resumable:
+    """An ``on_token`` sink that survives a retried stream without splicing two replies into one.
+
+    The first attempt streams live. An attempt after one that had shown text is buffered: when it ends, if it
+    begins with what was shown (a deterministic model repeats itself) only the rest is sent, so each character
+    is shown once; otherwise ``RESTART_MARK`` is sent and then the whole new reply. Either way the text after
+    the last mark is exactly the reply that is kept (the SSE routes turn the mark into a ``restart`` event).
     """
 
     def __init__(self, sink: Callable[[str], None]) -> None:
         self._sink = sink
-        self.printed = 0
-        self._seen = 0
+        self._shown: list[str] = []
+        self._buffer: list[str] | None = None
 
     def restart(self) -> Callable[[str], None]:
-        self._seen = 0
-        return self._feed
+        """The sink for the next attempt: live while nothing was shown, else a buffer ``finish`` flushes."""
+        if not self._shown:
+            return self._live
+        self._buffer = []
+        return self._buffer.append
 
-    def _feed(self, text: str) -> None:
-        start, self._seen = self._seen, self._seen + len(text)
-        if self._seen <= self.printed:
+    def _live(self, text: str) -> None:
+        self._shown.append(text)
+        self._sink(text)
+
+    def finish(self, text: str) -> None:
+        """The attempt that succeeded returned ``text``: show what the stream has not shown of it yet."""
+        if self._buffer is None:
             return
-        new = text[max(0, self.printed - start) :]
-        self.printed += len(new)
-        self._sink(new)
+        shown = "".join(self._shown)
+        if text.startswith(shown):
+            rest = text[len(shown) :]
+        else:
+            self._sink(RESTART_MARK)
+            rest = text
+        if rest:
+            self._sink(rest)
+        self._shown, self._buffer = [text], None
 
 
 def schema(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

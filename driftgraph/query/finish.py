@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from driftgraph.config.secrets import redact
-from driftgraph.errors import LLMError
+from driftgraph.errors import LLMError, QuestionStopped
 from driftgraph.query.answer import BAD_ANSWER, AnswerCheck
 from driftgraph.query.requests import QueryRequest
 from driftgraph.query.result import ContextInfo, Cost, SearchResult
@@ -127,26 +127,37 @@ def finish(
     )
 
 
-def store_failed(rt: Runtime, request: QueryRequest, err: LLMError) -> str | None:
-    """Store a question whose endpoint failed before its mode ended, once (a mode may have stored it already),
-    with ``stop_reason: error`` and the error in ``trace.error``; returns the retrieval id."""
+def store_failed(rt: Runtime, request: QueryRequest, err: LLMError | QuestionStopped) -> str | None:
+    """Store a question that ended before its mode could, once (a mode may have stored it already): an endpoint
+    error (``stop_reason: error``) or a stop (``deadline`` / ``cancelled``, ``query/deadline``), with the error
+    in ``trace.error`` and the cost spent so far; returns the retrieval id. The write ignores the question's
+    deadline (a stopped question is still recorded) but keeps the statement timeout."""
     if err.retrieval_id is not None or not (request.store_trace and rt.config.trace.enabled):
         return err.retrieval_id
+    stop_reason = err.reason if isinstance(err, QuestionStopped) else "error"
     trace = Trace(mode=request.mode, question=request.question)
     trace.extra["error"] = error_info(err)
     trace.round_trips = rt.store.round_trips + 1
-    ending = Ending(None, ContextInfo("", 0, 0), "error", {"request": request.model_dump(mode="json")})
+    ending = Ending(None, ContextInfo("", 0, 0), stop_reason, {"request": request.model_dump(mode="json")})
     try:
-        rid = _store(rt, trace, request.question, ending, Cost.from_ledger(rt.ledger), None)
-    except Exception as store_err:  # the database may be the next thing down: the LLM error is still the one raised
-        log.warning("the failed question could not be stored (%s); the endpoint error follows", store_err)
+        meta = Stored(
+            query=request.question,
+            params=ending.params,
+            cost=Cost.from_ledger(rt.ledger).to_dict(),
+            stop_reason=stop_reason,
+        )
+        rid = store_trace(rt.store.unbounded(), trace, meta, rt.config.trace.max_dropped)
+    except Exception as store_err:  # the database may be the next thing down: the first error is still the one raised
+        log.warning("the failed question could not be stored (%s); the first error follows", store_err)
         return None
     err.retrieval_id = rid
     return rid
 
 
-def error_info(err: LLMError) -> dict[str, object]:
-    """An endpoint error as the stored trace's ``error`` object."""
+def error_info(err: LLMError | QuestionStopped) -> dict[str, object]:
+    """An endpoint error or a stop as the stored trace's ``error`` object."""
+    if isinstance(err, QuestionStopped):
+        return {"message": str(err), "type": type(err).__name__, "reason": err.reason, "where": err.where}
     return {"message": str(err), "type": type(err).__name__, "endpoint": err.endpoint, "status": err.status}
 
 

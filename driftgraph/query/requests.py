@@ -59,6 +59,12 @@ class QueryRequest(BaseModel):
 
     question: str = Field(description="The question.")
     store_trace: bool = Field(True, description="Store the retrieval trace in Neo4j (also needs trace.enabled).")
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Stop the question after this many seconds (stop_reason deadline, stored with the cost so "
+        "far); a server's serve.request_timeout_s still applies when it is shorter.",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:

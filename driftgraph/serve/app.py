@@ -2,8 +2,8 @@
 
 ``create_app`` is what ``driftgraph serve`` runs under uvicorn and what tests or users can mount elsewhere.
 Startup opens Neo4j and the embedder once (so concurrent first requests do not race to load them);
-shutdown waits up to ``serve.shutdown_grace_s`` for questions still running, so their traces are stored,
-then closes the engine.
+shutdown gets ``serve.shutdown_grace_s`` in total from the signal (``Runner.begin_shutdown``): questions still
+running near its end are cancelled and their traces stored, then the engine closes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from driftgraph import __version__
 from driftgraph.api import Engine
 from driftgraph.serve import errors
-from driftgraph.serve.guard import Guard, served_hosts
+from driftgraph.serve.guard import Guard, mcp_security, served_hosts
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.metrics import install as install_metrics
 from driftgraph.serve.request_id import RequestId
@@ -40,7 +40,7 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     if mcp:
         from driftgraph.serve.mcp_server import build_mcp
 
-        mcp_server = build_mcp(engine, runner, query=lambda request: state.query(request, "mcp"))
+        mcp_server = build_mcp(engine, runner, ask=lambda request: state.ask(request, "mcp"))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -81,7 +81,9 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     if metrics is not None:
         install_metrics(app, metrics)
     if mcp_server is not None:
-        mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=cfg.host)
+        mcp_app = mcp_server.streamable_http_app(
+            streamable_http_path="/mcp", host=cfg.host, transport_security=mcp_security(cfg)
+        )
         app.router.routes.extend(mcp_app.routes)
     if cfg.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -101,10 +103,13 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
         hosts=served_hosts(cfg.host, cfg.allowed_hosts),
     )
     if metrics is None:
-        return RequestId(guarded)
-    # FastAPI wraps an included router in one route without a template: the routers' own routes have them
-    routes = [*(r for router in routers for r in router.routes), *app.router.routes]
-    return RequestId(HttpMetrics(guarded, routes, metrics))
+        outer = RequestId(guarded)
+    else:
+        # FastAPI wraps an included router in one route without a template: the routers' own routes have them
+        routes = [*(r for router in routers for r in router.routes), *app.router.routes]
+        outer = RequestId(HttpMetrics(guarded, routes, metrics))
+    outer.runner = runner  # type: ignore[attr-defined]  # `driftgraph serve` starts the shutdown clock at SIGTERM
+    return outer
 
 
 def _warm(engine: Engine) -> None:

@@ -22,6 +22,7 @@ from driftgraph.errors import (
     DriftgraphError,
     LLMError,
     NoReportsError,
+    QuestionStopped,
     RequestError,
     RetrievalNotFound,
     StoreError,
@@ -64,6 +65,10 @@ def from_exception(err: BaseException) -> ApiError:
         return ApiError(400, str(err), "invalid_request_error", err.field)
     if isinstance(err, RetrievalNotFound):
         return ApiError(404, str(err), "not_found", "retrieval_id")
+    if isinstance(err, QuestionStopped):  # its deadline passed (504) or the server is stopping (503)
+        if err.reason == "deadline":
+            return ApiError(504, str(err), "timeout", "timeout")
+        return ApiError(503, str(err), "cancelled", "cancelled")
     if isinstance(err, AnswerFailed):  # the endpoint answered, its model's reply was no answer (issue 37)
         return ApiError(502, str(err), "bad_answer", err.problem)
     if isinstance(err, LLMError):

@@ -20,6 +20,7 @@ import json
 import time
 from typing import Any
 
+from driftgraph.config import ServeConfig
 from driftgraph.serve.auth import authorized, keys, needs_auth
 from driftgraph.serve.errors import error_body
 
@@ -58,6 +59,23 @@ def served_hosts(bind: str, configured: list[str] | tuple[str, ...]) -> frozense
         names.add(f"[{bind}]" if ":" in bind else bind.lower())
     names.update(host_name(h) if h != "*" else "*" for h in configured)
     return frozenset(names)
+
+
+def mcp_security(cfg: ServeConfig) -> Any:
+    """The MCP SDK's own Host and Origin check, told the same names this Guard serves: left to itself it allows
+    only loopback names on a loopback bind, so a name in ``serve.allowed_hosts`` would pass the Guard and then
+    be refused at ``/mcp`` alone. ``*`` (any host) leaves the check to the Guard."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = served_hosts(cfg.host, cfg.allowed_hosts)
+    if "*" in names:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    loopback = [f"http://{n}:*" for n in LOOPBACK_NAMES]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for n in sorted(names) for h in (n, f"{n}:*")],
+        allowed_origins=[*loopback, *(f"http://{n}" for n in LOOPBACK_NAMES), *cfg.cors_origins],
+    )
 
 
 def is_json(content_type: str) -> bool:

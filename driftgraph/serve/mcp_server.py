@@ -11,7 +11,7 @@ Served over stdio by ``driftgraph mcp`` and as streamable HTTP at ``/mcp`` by ``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
@@ -54,10 +54,18 @@ def summary(result: SearchResult) -> dict[str, Any]:
     return {"answer": result.answer, "retrieval_id": result.retrieval_id, "account": account(result)}
 
 
-def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], SearchResult] | None = None) -> Any:
-    """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate and time limit as HTTP); ``query``
-    answers a request (default ``engine.query``; ``serve`` passes its counted one)."""
-    ask = query or engine.query
+def build_mcp(
+    engine: Engine, runner: Runner, ask: Callable[[QueryRequest], Awaitable[SearchResult]] | None = None
+) -> Any:
+    """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate, deadline and cancellation as HTTP);
+    ``ask`` answers a request on the runner (``serve`` passes its counted ``ServeState.ask``)."""
+
+    async def direct(request: QueryRequest) -> SearchResult:
+        deadline = runner.deadline(request.timeout_s)
+        fut = runner.start(lambda: engine.query(request, deadline=deadline), deadline=deadline)
+        return await runner.wait(fut, deadline)
+
+    answer = ask or direct
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -69,11 +77,11 @@ def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], Se
         "item was in or out, retrieval_cypher gives Cypher for Neo4j Browser.",
     )
 
-    async def call(fn: Callable[[], T]) -> T:
-        """``fn`` on the runner; a driftgraph error reaches the agent as the tool's error text (it can fix
-        its arguments), anything else stays a crash the SDK hides."""
+    async def call(fn: Callable[[], T], page: bool = False) -> T:
+        """``fn`` on the runner (``page``: its page pool); a driftgraph error reaches the agent as the tool's
+        error text (it can fix its arguments), anything else stays a crash the SDK hides."""
         try:
-            return await runner.call(fn)
+            return await (runner.page(fn) if page else runner.call(fn))
         except ApiError as err:
             raise ToolError(err.message) from None
         except DriftgraphError as err:
@@ -87,7 +95,12 @@ def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], Se
             raise ToolError(err.message) from None
         except DriftgraphError as err:
             raise ToolError(str(err)) from None
-        return summary(await call(lambda: ask(request)))
+        try:
+            return summary(await answer(request))
+        except ApiError as err:
+            raise ToolError(err.message) from None
+        except DriftgraphError as err:
+            raise ToolError(str(err)) from None
 
     @server.tool()
     async def local_search(
@@ -135,14 +148,14 @@ def build_mcp(engine: Engine, runner: Runner, query: Callable[[QueryRequest], Se
     @server.tool()
     async def get_retrieval(retrieval_id: RetrievalId) -> dict[str, Any]:
         """A stored retrieval: the question, parameters, cost and trace (every item, included or dropped)."""
-        data = await call(lambda: engine.retrieval(retrieval_id))
+        data = await call(lambda: engine.retrieval(retrieval_id), page=True)
         plain: dict[str, Any] = json.loads(json.dumps(data, default=str))  # Neo4j dates -> strings
         return plain
 
     @server.tool()
     async def retrieval_cypher(retrieval_id: RetrievalId) -> str:
         """Cypher that draws a stored retrieval's subgraph in Neo4j Browser."""
-        text: str = await call(lambda: engine.retrieval_cypher(retrieval_id))
+        text: str = await call(lambda: engine.retrieval_cypher(retrieval_id), page=True)
         return text
 
     return server

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, SearchResult
 from driftgraph.serve.errors import ApiError
 from driftgraph.serve.routes_query import SSE_HEADERS, json_response
-from driftgraph.serve.sse import TokenStream, events, frame
+from driftgraph.serve.sse import events, frame
 from driftgraph.serve.state import get_state, request_id
 
 router = APIRouter()
@@ -123,10 +123,10 @@ async def chat_completions(chat: ChatRequest, request: Request) -> Response:
     state, req_id = get_state(request), request_id(request)
     question = to_request(chat)
     if not chat.stream:
-        result = await state.runner.call(state.query, question, "openai", None, req_id)
+        result = await state.ask(question, "openai", req_id, request.is_disconnected)
         return json_response(completion(result, chat.model))
     cid = f"chatcmpl-{uuid.uuid4().hex}"
-    stream = TokenStream(state.runner, lambda on_token: state.query(question, "openai", on_token, req_id))
+    stream = state.stream(question, "openai", req_id)
     first = [True]
 
     def on_token(token: str) -> str:

@@ -19,7 +19,7 @@ from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryReq
 from driftgraph.serve import encode
 from driftgraph.serve.errors import error_body, from_exception
 from driftgraph.serve.limits import enforce_caps
-from driftgraph.serve.sse import TokenStream, events, frame
+from driftgraph.serve.sse import events, frame, token_frame
 from driftgraph.serve.state import get_state, request_id
 
 router = APIRouter()
@@ -65,15 +65,14 @@ def _add_route(mode: str, cls: type[QueryRequest]) -> None:
         question = to_request(cls, body)
         enforce_caps(question, state.engine.config)  # before a stream starts: a status, not an error event
         if getattr(body, "stream", False):
-            stream = TokenStream(state.runner, lambda on_token: state.query(question, "http", on_token, req_id))
             gen = events(
-                stream,
-                on_token=lambda t: frame({"text": t}, "token"),
+                state.stream(question, "http", req_id),
+                on_token=token_frame,
                 on_result=lambda r: [frame(r.to_dict(), "result")],
                 on_error=lambda e: [frame(e, "error")],
             )
             return StreamingResponse(gen, media_type="text/event-stream", headers=SSE_HEADERS)
-        result = await state.runner.call(state.query, question, "http", None, req_id)
+        result = await state.ask(question, "http", req_id, request.is_disconnected)
         return json_response(result.to_dict())
 
     query.__annotations__["body"] = Body  # a real class: the local name cannot be resolved from a string
@@ -103,7 +102,7 @@ async def readyz(request: Request) -> Response:
         state.engine.check_schema()
         return {"status": "ready", "running": state.runner.running}
 
-    try:  # not through the runner: a busy server is still ready
+    try:  # not through the runner's pools: a busy server is still ready
         return json_response(await asyncio.to_thread(check))
     except Exception as err:
         api = from_exception(err)

@@ -1,11 +1,12 @@
 """Stored retrievals: ``/v1/retrievals`` (JSON list), ``/v1/retrievals/{id}`` (the trace),
 ``/v1/retrievals/{id}/cypher`` (text for Neo4j Browser), and the pages people open: ``/retrievals`` (a list
 with links) and ``/retrievals/{id}`` (the self-contained page of ``driftgraph trace html``). Unknown id: 404.
+They run on the runner's page pool (``serve.max_page_concurrency``): never on a question's slot, never
+starving ``/readyz``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
 from typing import Any
 from urllib.parse import quote
@@ -29,7 +30,7 @@ async def list_retrievals(
 ) -> Response:
     """The most recent retrievals, newest first (at most ``serve.max_list``)."""
     engine = get_state(request).engine
-    rows = await asyncio.to_thread(engine.retrievals, _limit(request, limit))
+    rows = await get_state(request).runner.page(engine.retrievals, _limit(request, limit))
     return json_response({"retrievals": rows})
 
 
@@ -37,21 +38,21 @@ async def list_retrievals(
 async def get_retrieval(retrieval_id: str, request: Request) -> Response:
     """One stored retrieval: its properties (params, cost, trace) and its INCLUDED / DROPPED edges."""
     engine = get_state(request).engine
-    return json_response(await asyncio.to_thread(engine.retrieval, retrieval_id))
+    return json_response(await get_state(request).runner.page(engine.retrieval, retrieval_id))
 
 
 @router.get("/v1/retrievals/{retrieval_id}/cypher", tags=["retrievals"], response_class=PlainTextResponse)
 async def get_cypher(retrieval_id: str, request: Request) -> PlainTextResponse:
     """The Cypher that draws this retrieval in Neo4j Browser."""
     engine = get_state(request).engine
-    return PlainTextResponse(await asyncio.to_thread(engine.retrieval_cypher, retrieval_id))
+    return PlainTextResponse(await get_state(request).runner.page(engine.retrieval_cypher, retrieval_id))
 
 
 @router.get("/retrievals", tags=["pages"], response_class=HTMLResponse)
 async def retrievals_page(request: Request, limit: int = Query(50, ge=1)) -> HTMLResponse:
     """A plain HTML list of recent retrievals, each linking to its page."""
     engine = get_state(request).engine
-    rows = await asyncio.to_thread(engine.retrievals, _limit(request, limit))
+    rows = await get_state(request).runner.page(engine.retrievals, _limit(request, limit))
     return HTMLResponse(render_list(rows))
 
 
@@ -66,7 +67,7 @@ async def retrieval_page(retrieval_id: str, request: Request) -> HTMLResponse:
         data = engine.retrieval(retrieval_id)
         return render_page(data, fetch_subgraph(engine.store, retrieval_id))
 
-    return HTMLResponse(await asyncio.to_thread(render))
+    return HTMLResponse(await get_state(request).runner.page(render))
 
 
 def render_list(rows: list[dict[str, Any]]) -> str:

@@ -18,11 +18,13 @@ from fastapi import Request
 from driftgraph import QueryRequest, SearchResult
 from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
+from driftgraph.deadline import Deadline
 from driftgraph.serve.errors import from_exception
 from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.metrics import Metrics
 from driftgraph.serve.request_id import SCOPE_KEY
-from driftgraph.serve.runner import Runner
+from driftgraph.serve.runner import Disconnected, Runner
+from driftgraph.serve.sse import TokenStream
 
 log = logging.getLogger("driftgraph.serve")
 
@@ -34,19 +36,41 @@ class ServeState:
     cfg: ServeConfig
     metrics: Metrics | None = None
 
+    async def ask(
+        self,
+        request: QueryRequest,
+        interface: str,
+        request_id: str | None = None,
+        disconnected: Disconnected | None = None,
+    ) -> SearchResult:
+        """One question on the runner under its deadline: 504 at the limit, cancelled when the client goes."""
+        deadline = self.runner.deadline(request.timeout_s)
+        fut = self.runner.start(self.query, request, interface, None, request_id, deadline, deadline=deadline)
+        return await self.runner.wait(fut, deadline, disconnected)
+
+    def stream(self, request: QueryRequest, interface: str, request_id: str | None = None) -> TokenStream:
+        """One question whose answer streams; its deadline ends the stream (and the question) at the limit."""
+        deadline = self.runner.deadline(request.timeout_s)
+        return TokenStream(
+            self.runner,
+            lambda on_token: self.query(request, interface, on_token, request_id, deadline),
+            deadline,
+        )
+
     def query(
         self,
         request: QueryRequest,
         interface: str,
         on_token: Callable[[str], None] | None = None,
         request_id: str | None = None,
+        deadline: Deadline | None = None,
     ) -> SearchResult:
         """``engine.query(request)``, logged (with the HTTP request's ``X-Request-Id``) and counted."""
         enforce_caps(request, self.engine.config)  # every interface: a request lowers caps, never raises them
         mode = request.mode
         start = time.perf_counter()
         try:
-            result = self.engine.query(request, on_token=on_token)
+            result = self.engine.query(request, on_token=on_token, deadline=deadline)
         except Exception as err:
             seconds = time.perf_counter() - start
             kind = from_exception(err).type

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import copy
 import logging
+import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from driftgraph.config import Neo4jConfig
+from driftgraph.deadline import Deadline
 from driftgraph.errors import StoreError
 from driftgraph.store import cypher
 
@@ -28,7 +33,10 @@ def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
     from neo4j import exceptions as ex
 
     if isinstance(err, ex.AuthError):
-        return StoreError(f"Neo4j at {cfg.uri} rejected user '{cfg.username}': wrong password? (set NEO4J_PASSWORD)")
+        return StoreError(
+            f"Neo4j at {cfg.uri} rejected user '{cfg.username}': wrong password? (set NEO4J_PASSWORD; the "
+            "launcher's own is in the file `driftgraph neo4j status` names)"
+        )
     if isinstance(err, ex.ServiceUnavailable):
         return StoreError(
             f"Neo4j is not reachable at {cfg.uri}: start one with `driftgraph neo4j start` "
@@ -36,10 +44,52 @@ def _explain(err: Exception, cfg: Neo4jConfig) -> StoreError:
         )
     if isinstance(err, ex.ClientError) and "DatabaseNotFound" in (err.code or ""):
         return StoreError(f"Neo4j at {cfg.uri} has no database '{cfg.database}' (set NEO4J_DATABASE)")
+    if isinstance(err, ex.ClientError) and "TransactionTimedOut" in (err.code or ""):
+        return StoreError(
+            f"Neo4j at {cfg.uri} ended a statement that ran longer than neo4j.query_timeout_s="
+            f"{cfg.query_timeout_s:g}s: raise it for heavy questions, or lower the expansion limits"
+        )
     return StoreError(f"Neo4j error at {cfg.uri}: {err}")
 
 
 ROUTING_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc")
+ANSWER_SLACK_S = 1.0  # a live server's own timeout error arrives first; past this, the server is not answering
+WAITERS = 32  # statements of questions in flight at once on one process; more queue (and time out) behind them
+
+
+class _Waiters:
+    """The bounded pool a question's statements run on, so the question can stop waiting for a frozen server
+    (the driver has no client-side read timeout): a stuck statement holds one of ``WAITERS`` daemon threads,
+    never the question, the server's request slot or the process's exit (a ThreadPoolExecutor's threads are
+    joined at exit, and a frozen server would hold that join)."""
+
+    def __init__(self, size: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._size = size
+        self._started = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        fut: Future[T] = Future()
+        self._jobs.put((fn, fut))
+        with self._lock:
+            if self._started < self._size:
+                self._started += 1
+                threading.Thread(target=self._work, name="driftgraph-neo4j", daemon=True).start()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            fn, fut = self._jobs.get()
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting question as is
+                fut.set_exception(err)
+
+
+_WAITERS = _Waiters(WAITERS)
 _BOOKMARKS: dict[tuple[str, str], Any] = {}
 _BOOKMARKS_LOCK = threading.Lock()
 
@@ -65,6 +115,8 @@ class Store:
         from neo4j import GraphDatabase
 
         self.cfg = cfg
+        self.deadline: Deadline | None = None  # a question's view: checked before, and bounding, each statement
+        self.timeout_s: float | None = None  # a question's view: neo4j.query_timeout_s per statement
         self.round_trips = 0  # statements sent through this handle (a ``view`` counts its own)
         self._trips_lock = threading.Lock()
         self.write_retries = 0  # transactions run again after a transient failure (_retry_transient)
@@ -78,13 +130,23 @@ class Store:
             self._driver.close()
             raise _explain(err, cfg) from None
 
-    def view(self) -> Store:
+    def view(self, deadline: Deadline | None = None, timeout_s: float | None = None) -> Store:
         """The same driver and bookmarks with a counter of its own: one per question, so a question's trace
         counts every statement it sent (schema check and trace write included) and no other question's. A view
-        is never closed; the Store it came from is."""
+        is never closed; the Store it came from is. A question's view carries its ``deadline`` and the
+        statement timeout (``timeout_s``); index and import runs have neither: their writes take what they take."""
         other = copy.copy(self)
         other.round_trips = 0
         other._trips_lock = threading.Lock()
+        other.deadline = deadline
+        other.timeout_s = timeout_s
+        return other
+
+    def unbounded(self) -> Store:
+        """This view without the question's deadline (its statement timeout stays): the trace of a stopped
+        question is still written."""
+        other = copy.copy(self)
+        other.deadline = None
         return other
 
     def _count(self) -> None:
@@ -126,12 +188,12 @@ class Store:
         text = cypher.load(name)
         self._count()
 
-        def once() -> list[dict[str, Any]]:
+        def once(timeout: float | None) -> list[dict[str, Any]]:
             with self._session() as session:
-                rows: list[dict[str, Any]] = session.execute_write(lambda tx: [r.data() for r in tx.run(text, params)])
+                rows: list[dict[str, Any]] = session.execute_write(_rows(text, params, timeout))
                 return rows
 
-        return self._retry_transient(once)
+        return self._retry_transient(lambda: self._bounded(name, once))
 
     def _retry_transient(self, work: Callable[[], T]) -> T:
         """``work`` again after a transient failure (a deadlock victim, a lock timeout), up to
@@ -154,9 +216,42 @@ class Store:
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         text = cypher.load(name)
         self._count()
-        with self._session() as session:
-            rows: list[dict[str, Any]] = session.execute_read(lambda tx: [r.data() for r in tx.run(text, params)])
-            return rows
+
+        def once(timeout: float | None) -> list[dict[str, Any]]:
+            with self._session() as session:
+                rows: list[dict[str, Any]] = session.execute_read(_rows(text, params, timeout))
+                return rows
+
+        return self._bounded(name, once)
+
+    def _bounded(self, name: str, work: Callable[[float | None], T]) -> T:
+        """``work(timeout)`` with a question's limits: the server ends the transaction after the statement
+        timeout (cut to the question's time left), and the question stops waiting one second later if the
+        server sends nothing at all (a frozen process). Outside a question: ``work(None)``, here."""
+        if self.timeout_s is None and self.deadline is None:
+            return work(None)
+        where = f"Neo4j statement {name}"
+        if self.deadline is not None:
+            self.deadline.check(where)
+        limit = self.timeout_s if self.timeout_s is not None else self.cfg.query_timeout_s
+        timeout = self.deadline.bound(limit) if self.deadline is not None else limit
+        fut = _WAITERS.submit(lambda: work(timeout))
+        try:
+            return fut.result(timeout=timeout + ANSWER_SLACK_S)
+        except FutureTimeout:
+            fut.cancel()
+            if self.deadline is not None and self.deadline.reason is not None:
+                raise self.deadline.stopped(where) from None
+            if not _listening(self.cfg.uri):  # gone, not frozen: the driver was still retrying its connection
+                raise _explain(_unavailable(), self.cfg) from None
+            raise StoreError(
+                f"Neo4j at {self.cfg.uri} did not answer {name} within neo4j.query_timeout_s={limit:g}s: "
+                "the server is frozen or overloaded (raise the setting for heavy questions)"
+            ) from None
+        except StoreError as err:
+            if self.deadline is not None and self.deadline.reason is not None:  # the cut timeout fired
+                raise self.deadline.stopped(where) from err
+            raise
 
     def run_auto(self, name: str, **params: Any) -> None:
         """Every statement of the file in its own auto-commit transaction: schema scripts (Neo4j refuses schema
@@ -165,6 +260,34 @@ class Store:
             for text in cypher.statements(name):
                 self._count()
                 session.run(text, params).consume()
+
+
+def _listening(uri: str) -> bool:
+    """Something accepts connections at the URI's address (a frozen process still does; a stopped one not)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 7687), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _unavailable() -> Exception:
+    from neo4j.exceptions import ServiceUnavailable
+
+    return ServiceUnavailable("no answer")
+
+
+def _rows(text: str, params: dict[str, Any], timeout: float | None) -> Callable[[Any], list[dict[str, Any]]]:
+    """The transaction function of one statement; with ``timeout`` the server ends the transaction after it."""
+    from neo4j import unit_of_work
+
+    def work(tx: Any) -> list[dict[str, Any]]:
+        return [r.data() for r in tx.run(text, params)]
+
+    return work if timeout is None else unit_of_work(timeout=timeout)(work)
 
 
 def transient(err: BaseException) -> bool:

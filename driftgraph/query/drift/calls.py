@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from driftgraph.errors import FatalLLMError, LLMError
+from driftgraph.errors import FatalLLMError, LLMError, QuestionStopped
 from driftgraph.query.answer_check import Problem, check_answer, describe
 from driftgraph.query.calls import Budget, Reservation
 from driftgraph.query.drift.parse import Parsed, parse_answer
@@ -143,6 +143,8 @@ class Caller:
                     reply = fut.result()
                 except Exception as err:  # the run goes on; the step says why it failed
                     self.budget.settle(res, res.tokens)
+                    if isinstance(err, QuestionStopped):  # unless the whole question must stop
+                        raise
                     out.status = "failed"
                     out.error = f"llm error: {type(err).__name__}: {err}"[:300]
                     if isinstance(err, LLMError):

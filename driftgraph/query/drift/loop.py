@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from driftgraph.config import DriftConfig, PromptsConfig
+from driftgraph.errors import QuestionStopped
 from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
 from driftgraph.query.calls import FIRST_MARGIN, MARGIN, Budget
@@ -457,6 +458,8 @@ class DriftLoop:
         def build(it: Item) -> StepContext | Exception:
             try:
                 return self.be.step_context(self.q, it.query, it.vector)
+            except QuestionStopped:  # the whole question stops, not one step
+                raise
             except Exception as err:  # one bad retrieval fails one step, not the run
                 return err
 
