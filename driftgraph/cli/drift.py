@@ -91,7 +91,7 @@ def _progress() -> Any:
                 soft_wrap=True,
             )
         elif kind == "hyde" and data.get("error"):
-            err.print(f"[dim]hyde: {data['error']}[/]")
+            err.print(f"hyde: {data['error']}", markup=False, highlight=False, style="dim")  # an error's text, as is
 
     return on_event
 
@@ -125,7 +125,9 @@ def _removed_citations(result: Any) -> None:
         from rich.console import Console
 
         ids = "; ".join(f"{label} {', '.join(v)}" for label, v in invalid.items())
-        Console(stderr=True).print(f"[yellow]cited but never shown (removed from the stored answer): {ids}[/]")
+        Console(stderr=True).print(
+            f"cited but never shown (removed from the stored answer): {ids}", markup=False, style="yellow"
+        )
 
 
 def _summary(result: Any) -> None:
