@@ -135,3 +135,39 @@ def test_with_instruction_keeps_roles_alternating():
     assert [m["role"] for m in out] == ["system", "user"] and out[1]["content"] == "Who leads?\n\nAnswer again."
     assert MESSAGES[1]["content"] == "Who leads?"  # the caller's messages are not changed
     assert with_instruction([{"role": "system", "content": "s"}], "x")[-1] == {"role": "user", "content": "x"}
+
+
+def test_a_retry_that_copies_the_instruction_first_keeps_only_its_answer(fake_llm):
+    """What the 0.5B model did in the real-model run: the retry's reply opened with the corrective instruction,
+    word for word, then answered. The copied sentences are removed (counted in the trace); the stream gets a
+    restart mark, after which the text is exactly the kept answer."""
+    from driftgraph.query.answer import ECHO_MARK
+
+    def reply(req: dict[str, Any]) -> str:
+        last = req["messages"][-1]["content"]
+        if "could not be used" not in last:
+            return "[Data: Sources (1)]"
+        instruction = last.split("Who leads?\n\n", 1)[1]
+        return f"{instruction}\n\n{GOOD}"
+
+    fake_llm.responder = reply
+    chat, _ = _chat(fake_llm)
+    shown: list[str] = []
+    check = checked_answer(
+        chat_ask(chat, "answer"), MESSAGES, 500, prompts=PROMPTS, count_tokens=count, on_token=shown.append
+    )
+    assert check.answer == GOOD, check.answer
+    assert check.echo_stripped > 100 and check.to_dict()["echo_stripped"] == check.echo_stripped
+    text = "".join(shown)
+    assert text.rsplit(ECHO_MARK, 1)[1] == GOOD
+
+
+def test_an_answer_that_merely_shares_words_with_the_instruction_is_kept():
+    from driftgraph.query.answer import strip_echo
+
+    instruction = "Answer the question again. Write the answer itself in plain sentences."
+    kept = "Write the answer itself: the council rebuilt the sea wall in 2020."
+    assert strip_echo(kept, instruction) == (kept, 0)
+    assert strip_echo("Answer the question again. Yes.", instruction) == ("Answer the question again. Yes.", 0)
+    copied = "Write the answer itself in plain sentences. The council rebuilt the sea wall."
+    assert strip_echo(copied, instruction) == ("The council rebuilt the sea wall.", 44)

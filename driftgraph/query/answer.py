@@ -19,6 +19,7 @@ stored and returned answer is only ever a reply that passed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,6 +37,8 @@ TokenSink = Callable[[str], None]
 EXCERPT_CHARS = 200  # of each failed reply, kept in the trace so the failure can be read back
 RETRY_MARK = "\n\n[driftgraph: that reply is not an answer ({why}); asking the model once more]\n\n"
 FAILED_MARK = "\n\n[driftgraph: no answer: {why}, on the retry too]\n"
+ECHO_MARK = "\n\n[driftgraph: the reply began by repeating the instruction; the answer starts again]\n\n"
+MIN_ECHO_WORDS = 5  # a shorter sentence shared with the instruction ("Answer the question.") is no echo
 BAD_ANSWER = "bad_answer"  # the stop reason of a question whose answer failed the check
 
 
@@ -99,6 +102,7 @@ class AnswerCheck:
     attempts: list[Attempt] = field(default_factory=list)
     answer: str | None = None
     retry_error: str | None = None
+    echo_stripped: int = 0  # characters of the retry instruction the model copied before its answer, removed
 
     @property
     def failed(self) -> bool:
@@ -125,6 +129,7 @@ class AnswerCheck:
             "problems": [a.problem for a in self.attempts],
             "passed": not self.failed,
             "retry_error": self.retry_error,
+            "echo_stripped": self.echo_stripped,
             "replies": [a.to_dict() for a in self.attempts],
         }
 
@@ -204,10 +209,54 @@ def checked_answer(
         out.retry_error = out.retry_error[:300]
         _mark_failed(on_token, problem)
         return out
+    text, echoed = strip_echo(reply.text or "", instruction)
+    if echoed:  # a small model may copy the corrective instruction before its answer: never part of the answer
+        out.echo_stripped = echoed
+        reply = _Reply(text, bool(getattr(reply, "truncated", False)), reply)
+        if on_token is not None:
+            on_token(ECHO_MARK)
+            on_token(text)
     problem = _take(out, reply, evict)
     if problem is not None:
         _mark_failed(on_token, problem)
     return out
+
+
+def strip_echo(text: str, instruction: str) -> tuple[str, int]:
+    """``text`` without the run of sentences at its head that repeats ``instruction`` word for word (case,
+    spacing and punctuation aside), and how many characters went. The run must be ``MIN_ECHO_WORDS`` words or
+    more: an answer that opens with a few of the instruction's words keeps them."""
+    said = f" {_norm_words(instruction)} "
+    rest, copied = text, ""
+    while True:
+        head = re.match(r"\s*(.+?(?:[.!?:;](?=\s)|\n|$))", rest, re.DOTALL)
+        if head is None or not head.group(1).strip():
+            break
+        longer = f"{copied} {_norm_words(head.group(1))}".strip()
+        if f" {longer} " not in said:
+            break
+        copied, rest = longer, rest[head.end() :]
+    if len(copied.split()) < MIN_ECHO_WORDS:
+        return text, 0
+    rest = rest.lstrip()
+    return rest, len(text) - len(rest)
+
+
+def _norm_words(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A reply whose text was cleaned (an echoed instruction removed); evicting it forgets the original."""
+
+    text: str
+    truncated: bool
+    original: Any
+
+    @property
+    def cache_key(self) -> Any:
+        return getattr(self.original, "cache_key", None)
 
 
 def checked_chat_answer(

@@ -23,12 +23,10 @@ _END = object()
 
 
 def restarts(token: str) -> bool:
-    """A mark after which the answer starts again: a retried stream whose reply differs (``llm/chat.py``), or
-    the retry of a reply that was no answer (``query/answer.py``). Text after the last one is the answer."""
-    from driftgraph.llm.chat import RESTART_MARK
-    from driftgraph.query.answer import RETRY_MARK
-
-    return token == RESTART_MARK or token.startswith(RETRY_MARK.split("{why}", 1)[0])
+    """A mark after which the answer starts again: a retried stream whose reply differs (``llm/chat.py``), the
+    retry of a reply that was no answer, a retry whose copied instruction was removed (``query/answer.py``).
+    Every such mark is one ``[driftgraph: ...]`` line between blank lines; text after the last is the answer."""
+    return token.startswith("\n\n[driftgraph: ") and token.endswith("]\n\n")
 
 
 def token_frame(token: str) -> str:
