@@ -24,7 +24,7 @@ def test_formats_and_content_hash_ids(tmp_path):
     (tmp_path / "d.json").write_text(json.dumps([{"content": "Eps"}, {"content": "Zeta", "year": 2020}]))
     (tmp_path / "e.jsonl").write_text('{"content": "Eta"}\n\n{"content": "Theta"}\n', encoding="utf-8")
     (tmp_path / "f.json").write_text(json.dumps({"content": "Iota"}))
-    (tmp_path / "notes.pdf").write_bytes(b"%PDF")
+    (tmp_path / "notes.odt").write_bytes(b"PK\x03\x04")  # a format no reader takes
     (tmp_path / ".hidden.txt").write_text("hidden")
     rep = load_documents(tmp_path, _cfg(csv_text_column="body", json_text_field="content"))
     titles = [d.title for d in rep.documents]

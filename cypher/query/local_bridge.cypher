@@ -40,7 +40,7 @@ CALL (links) {
   UNWIND [l IN links | l.chunk] AS cid
   WITH DISTINCT cid
   MATCH (c:Chunk {id: cid})
-  RETURN collect(c {.id, .text, .n_tokens,
+  RETURN collect(c {.id, .text, .n_tokens, .location,
                     similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS chunks
 }
 CALL (links) {

@@ -87,7 +87,7 @@ CALL (seed_links, entity_links) {
   UNWIND $chunk_ids + [l IN seed_links | l.chunk] + [l IN entity_links | l.chunk] AS cid
   WITH DISTINCT cid
   MATCH (c:Chunk {id: cid})
-  RETURN collect(c {.id, .text, .n_tokens,
+  RETURN collect(c {.id, .text, .n_tokens, .location,
                     similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS chunks
 }
 RETURN entities, relationships, reports, claims, seed_links, entity_links, chunks

@@ -23,7 +23,7 @@ CALL () {
     RETURN c
   }
   WITH DISTINCT c
-  RETURN collect(c {.id, .text, .n_tokens,
+  RETURN collect(c {.id, .text, .n_tokens, .location,
                     similarity: vector.similarity.cosine(c.embedding, $vector) * 2 - 1}) AS chunks
 }
 CALL (chunks) {

@@ -18,7 +18,9 @@ EXIT_FAILURES = 3  # finished, but some items failed: a distinct code scripts ca
 
 @app.command("index")
 def index(
-    directory: Annotated[Path, typer.Argument(help="Folder (or one file) of .txt, .md, .csv, .json, .jsonl.")],
+    directory: Annotated[
+        Path, typer.Argument(help="Folder (or one file) of .txt .md .csv .json .jsonl .pdf .docx .pptx .html.")
+    ],
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
     reset: Annotated[
@@ -40,14 +42,18 @@ def index(
         bool, typer.Option("--batch", help="All chat calls through the Batch API (half price, slower); resumable.")
     ] = False,
     allow_failures: Annotated[
-        bool, typer.Option("--allow-failures", help="Exit 0 even when some chunks or reports failed (listed).")
+        bool,
+        typer.Option(
+            "--allow-failures", help="Exit 0 even when chunks or reports failed or files were skipped (listed)."
+        ),
     ] = False,
 ) -> None:
     """Index documents into Neo4j: extract, merge, cluster, report, embed. Re-runs resume and update.
 
     Exit codes: 0 complete; 3 finished with failures (chunks, reports or summaries that failed are listed in
-    the summary, never cached, and retried by the next run; --allow-failures exits 0); 1 an error stopped the
-    run (one line on stderr, e.g. the LLM endpoint refused the key).
+    the summary, never cached, and retried by the next run) or with files skipped (each listed with its reason:
+    empty, too large, encrypted, no text layer, corrupt, a format library missing); --allow-failures exits 0;
+    1 an error stopped the run (one line on stderr, e.g. the LLM endpoint refused the key).
     """
     if config is not None:
         state.config_path = config
@@ -69,9 +75,12 @@ def index(
         print_json(summary.to_dict())
     else:
         _render(summary)
-    failed = summary.failures.count
+    failed, skipped = summary.failures.count, len(summary.load.skipped)
     if failed and not allow_failures:
         typer.echo(f"index finished with {failed} failures (listed above; the next run retries them): exit 3", err=True)
+        raise typer.Exit(EXIT_FAILURES)
+    if skipped and not allow_failures:  # a file of the folder is not in the index: as loud as a failed chunk
+        typer.echo(f"index finished with {skipped} files skipped (listed above with their reasons): exit 3", err=True)
         raise typer.Exit(EXIT_FAILURES)
 
 

@@ -42,8 +42,9 @@ class IndexConfig(_Section):
     """``driftgraph index DIR``: loading, chunking, extraction, summaries, communities, reports, cache."""
 
     extensions: list[str] = Field(
-        default_factory=lambda: ["txt", "md", "csv", "json", "jsonl"],
-        description="file extensions read from the input folder; other files are ignored",
+        default_factory=lambda: ["txt", "md", "csv", "json", "jsonl", "pdf", "docx", "pptx", "html", "htm"],
+        description="file extensions read from the input folder; other files are ignored (pdf, docx, pptx, html "
+        "and htm need the documents extra: pip install 'driftgraph[documents]')",
     )
     csv_text_column: str = Field("text", description="CSV column holding a row's text; other columns become metadata")
     json_text_field: str = Field(

@@ -1,9 +1,12 @@
-"""Documents from a folder: txt, md, csv (a text column), json/jsonl (a text field).
+"""Documents from a folder: txt, md, csv (a text column), json/jsonl (a text field), and through
+index/formats/ pdf, docx, pptx and html, whose documents carry the span of every page, slide or section.
 
 The document id is the sha256 of its text, so an unchanged file keeps its id across runs (what the
 incremental update compares) and the same text under two names is indexed once. Bad input never stops a
 run: empty, binary, oversized and unreadable entries are skipped and listed; text that is not UTF-8 is
-decoded with replacement characters and counted, so the user sees exactly what was not read as written.
+decoded with replacement characters and counted, so the user sees exactly what was not read as written. A file a
+format reader refuses (no text layer, encrypted, corrupt, its library not installed) is skipped with the reader's
+one-line reason.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from driftgraph.config import IndexConfig
 from driftgraph.errors import InputError
+from driftgraph.index.formats import READERS, Span, Unreadable, heading_spans
 
 _SNIFF_BYTES = 8192
 
@@ -30,6 +34,7 @@ class Document:
     title: str
     text: str
     metadata: dict[str, Any]
+    spans: tuple[Span, ...] = ()  # where each page, slide or heading section sits in ``text`` (index/chunk.py)
 
 
 @dataclass
@@ -79,10 +84,11 @@ def load_documents(root: str | Path, cfg: IndexConfig) -> LoadReport:
             report.ignored += 1
             continue
         report.files += 1
-        text = _read_text(path, rel, cfg, report)
-        if text is None:
+        data = _read_bytes(path, rel, cfg, report)
+        if data is None:
             continue
-        for doc in _documents(text, rel, ext, cfg, report):
+        docs = _formatted(data, rel, ext, report) if ext in READERS else _plain(data, rel, ext, cfg, report)
+        for doc in docs:
             if doc.id in seen:
                 report.duplicates += 1
                 report.warn(doc.title, "same text as an earlier document; indexed once")
@@ -106,7 +112,8 @@ def _walk(root: Path, report: LoadReport) -> list[Path]:
     return sorted(out)
 
 
-def _read_text(path: Path, rel: str, cfg: IndexConfig, report: LoadReport) -> str | None:
+def _read_bytes(path: Path, rel: str, cfg: IndexConfig, report: LoadReport) -> bytes | None:
+    """The file's bytes, or None (skipped, with why) when it is not a readable, non-empty file within the limit."""
     try:
         st = path.stat()
     except OSError as err:
@@ -126,6 +133,29 @@ def _read_text(path: Path, rel: str, cfg: IndexConfig, report: LoadReport) -> st
     if not data.strip():
         report.skip(rel, "empty file")
         return None
+    return data
+
+
+def _formatted(data: bytes, rel: str, ext: str, report: LoadReport) -> list[Document]:
+    """A PDF, DOCX, PPTX or HTML file as one document with its spans, or none (skipped with the reader's reason;
+    an error no reader foresaw is a reason too, so one odd file never stops the run)."""
+    try:
+        got = READERS[ext](data)
+    except Unreadable as err:
+        report.skip(rel, str(err))
+        return []
+    except Exception as err:
+        report.skip(rel, f"unreadable {ext.upper()}: {type(err).__name__}: {err}")
+        return []
+    return [Document(document_id(got.text), rel, got.text, {"path": rel, **got.metadata}, got.spans)]
+
+
+def _plain(data: bytes, rel: str, ext: str, cfg: IndexConfig, report: LoadReport) -> list[Document]:
+    text = _decode(data, rel, report)
+    return [] if text is None else _documents(text, rel, ext, cfg, report)
+
+
+def _decode(data: bytes, rel: str, report: LoadReport) -> str | None:
     if b"\x00" in data[:_SNIFF_BYTES]:
         report.skip(rel, "binary file (NUL bytes)")
         return None
@@ -144,7 +174,8 @@ def _documents(text: str, rel: str, ext: str, cfg: IndexConfig, report: LoadRepo
         return _json(text, rel, cfg, report)
     if ext == "jsonl":
         return _jsonl(text, rel, cfg, report)
-    return [_doc(text, rel, {"path": rel})]
+    spans = heading_spans(text) if ext in ("md", "markdown") else ()
+    return [Document(document_id(text), rel, text, {"path": rel}, spans)]
 
 
 def _doc(text: str, title: str, metadata: dict[str, Any]) -> Document:

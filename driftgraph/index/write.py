@@ -74,6 +74,7 @@ def chunk_rows(chunks: Sequence[Chunk], number: Numbering | None = None) -> list
             "n_tokens": c.n_tokens,
             "document_id": c.document_id,
             "position": c.index,
+            "location": c.location,
             "human_readable_id": number(c.id),
         }
         for c in chunks

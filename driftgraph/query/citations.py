@@ -7,6 +7,10 @@ Three views, one per contract the JSON envelope already has:
 * ``map_citations`` (basic, global): one label's numbers mapped to ids; unknown numbers listed.
 * ``check_citations`` / ``strip_citations`` (DRIFT): ids not shown are removed from the text itself
   (GraphRAG #1871), an emptied bracket disappears, and both kept and removed ids are reported.
+
+Local and basic search also list every cited source as a record, ``cited_sources``: its short id as the answer
+wrote it, the chunk id and where the chunk came from (``"page 12"``, ``"slide 3"``, ``"Operations > Storm
+recovery"``, or None for plain text), so ``[Data: Sources (3)]`` resolves to a page without touching the text.
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ _GROUP = re.compile(r"([A-Za-z]+)\s*\(([^)]*)\)")
 _TITLE_TO_SOURCE = {v.lower(): k for k, v in SECTION_TITLES.items()}
 
 
-def check_local(answer: str, ids: Mapping[str, Mapping[int, str]]) -> dict[str, Any]:
-    """Every ``[Data: ...]`` reference mapped to real ids; ids not shown in the context are ``unmapped``."""
+_SOURCES = SECTION_TITLES["chunk"]  # the chunk table, whose rows are cited as Sources (n)
+
+
+def check_local(
+    answer: str, ids: Mapping[str, Mapping[int, str]], locations: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """Every ``[Data: ...]`` reference mapped to real ids; ids not shown in the context are ``unmapped``. With
+    ``locations`` (chunk id -> its place), the cited sources are also listed as records (``cited_sources``)."""
     cited: dict[str, list[str]] = {}
+    sources: dict[int, str] = {}
     unmapped: list[str] = []
     count = 0
     for ref in _DATA_REF.finditer(answer):
@@ -36,13 +47,27 @@ def check_local(answer: str, ids: Mapping[str, Mapping[int, str]]) -> dict[str, 
                 real = ids.get(title, {}).get(int(n))
                 if real is None:
                     unmapped.append(f"{title} {n}")
-                elif real not in cited.setdefault(title, []):
+                    continue
+                if title == _SOURCES:
+                    sources[int(n)] = real
+                if real not in cited.setdefault(title, []):
                     cited[title].append(real)
-    return {"references": count, "cited": cited, "unmapped": sorted(set(unmapped))}
+    out: dict[str, Any] = {"references": count, "cited": cited, "unmapped": sorted(set(unmapped))}
+    if locations is not None:
+        out["cited_sources"] = source_records(sources, locations)
+    return out
 
 
-def map_citations(answer: str, label: str, by_short: dict[int, str]) -> dict[str, Any]:
-    """``[Data: <label> (2, 7)]`` in ``answer`` mapped to ids; numbers that name no context item are listed."""
+def source_records(cited: Mapping[int, str], locations: Mapping[str, str | None]) -> list[dict[str, Any]]:
+    """One record per cited source, by short id: ``{"ref": 3, "id": <chunk id>, "location": "page 12"}``."""
+    return [{"ref": n, "id": cid, "location": locations.get(cid)} for n, cid in sorted(cited.items())]
+
+
+def map_citations(
+    answer: str, label: str, by_short: dict[int, str], locations: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """``[Data: <label> (2, 7)]`` in ``answer`` mapped to ids; numbers that name no context item are listed. With
+    ``locations`` (item id -> its place), the cited items are also listed as records (``cited_sources``)."""
     cited: dict[int, str] = {}
     unmapped: list[int] = []
     for group in re.findall(rf"{label}\s*\(([^)]*)\)", answer or ""):
@@ -52,7 +77,10 @@ def map_citations(answer: str, label: str, by_short: dict[int, str]) -> dict[str
                 cited[n] = by_short[n]
             elif n not in unmapped:
                 unmapped.append(n)
-    return {label.lower(): {str(k): v for k, v in sorted(cited.items())}, "unmapped": unmapped}
+    out: dict[str, Any] = {label.lower(): {str(k): v for k, v in sorted(cited.items())}, "unmapped": unmapped}
+    if locations is not None:
+        out["cited_sources"] = source_records(cited, locations)
+    return out
 
 
 _BRACKET = re.compile(r"\s?\[Data:\s*([^\]]*)\]")

@@ -64,6 +64,7 @@ class TraceItem:
     rerank_score: float | None = None  # the reranker's relevance score, when local.rerank ran
     form: str | None = None  # a shorter form entered instead of the full item ("summary" for a report)
     why: str | None = None  # with ``form``: why the full item did not enter
+    location: str | None = None  # chunks: the page, slide or heading path it came from ("pages 3-4")
 
 
 @dataclass

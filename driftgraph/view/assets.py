@@ -115,7 +115,7 @@ JS = r"""
     if (st.source !== "all" && it.source !== st.source) { return false; }
     if (!st.q) { return true; }
     var q = st.q.toLowerCase();
-    return ["id", "label", "reason", "hop", "via", "source", "status"].some(function (k) {
+    return ["id", "label", "location", "reason", "hop", "via", "source", "status"].some(function (k) {
       return it[k] != null && String(it[k]).toLowerCase().indexOf(q) >= 0;
     });
   }

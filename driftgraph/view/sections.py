@@ -71,8 +71,23 @@ def header(ret: dict[str, Any], trace: dict[str, Any]) -> str:
     return (
         f'<header class="card"><h1>{badge(ret.get("mode"), "mode")} Retrieval <span class="id">'
         f'{esc(ret.get("id"))}</span></h1><div class="meta">created <b>{esc(ret.get("created_at"))}</b> \u00b7 {meta}'
-        f'</div><p class="question">{esc(ret.get("query"))}</p>{rewrite}{notes}{absent_html}</header>'
+        f'</div><p class="question">{esc(ret.get("query"))}</p>{rewrite}{cited_sources(trace)}{notes}{absent_html}'
+        "</header>"
     )
+
+
+def cited_sources(trace: dict[str, Any]) -> str:
+    """The sources the answer cited (``[Data: Sources (3)]``) with where each came from, e.g. ``3 page 12``."""
+    records = (trace.get("citations") or {}).get("cited_sources") or []
+    if not records:
+        return ""
+    parts = [
+        f'<span data-cited-id="{esc(r.get("id"))}"><b>{esc(r.get("ref"))}</b>'
+        + (f" {esc(r['location'])}" if r.get("location") else "")
+        + "</span>"
+        for r in records
+    ]
+    return '<p class="small" id="cited">cited sources: ' + " \u00b7 ".join(parts) + "</p>"
 
 
 def bar(parts: list[tuple[str, str, float]], total: float) -> str:

@@ -121,7 +121,9 @@ def build_basic_context(
     ]
     for c, status, reason in verdicts:
         score, rerank = round(c.score, 6), c.payload.get("rerank_score")
-        recorder.add_item(TraceItem("chunk", c.id, c.tokens, status, reason, c.rank, c.hop, score, rerank_score=rerank))
+        item = TraceItem("chunk", c.id, c.tokens, status, reason, c.rank, c.hop, score, rerank_score=rerank)
+        item.location = c.payload.get("location")
+        recorder.add_item(item)
     if not hits and not fulltext:
         _never_silently_empty(rt)
         recorder.absent_sources.append("chunk")
@@ -186,7 +188,7 @@ def _rank(
         body = int(body) if body is not None else rt.count_tokens(str(row.get("text") or "").strip())
         tokens = body + rt.count_tokens(render_chunk(rank, "")) + sep
         hop = "+".join(sorted(hops[chunk_id]))
-        payload = {"text": row.get("text") or "", "body_tokens": body + sep}
+        payload = {"text": row.get("text") or "", "body_tokens": body + sep, "location": row.get("location")}
         out.append(Candidate("chunk", chunk_id, tokens, scores[chunk_id], rank, hop, payload))
     return out
 
@@ -248,7 +250,9 @@ def basic_search(rt: Runtime, request: BasicQuery, *, on_token: Callable[[str], 
             answer, stop_reason = render_prompt("no_data_answer", rt.config.prompts).strip(), "no_chunks"
             if on_token is not None:
                 on_token(answer)
-        ctx.recorder.citations = map_citations(answer or "", "Sources", {c.rank: c.id for c in ctx.included})
+        by_short = {c.rank: c.id for c in ctx.included}
+        where = {c.id: c.payload.get("location") for c in ctx.included}
+        ctx.recorder.citations = map_citations(answer or "", "Sources", by_short, where)
     params = {
         **settings.model_dump(),
         "budget": request.budget,

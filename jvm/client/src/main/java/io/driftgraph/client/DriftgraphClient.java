@@ -132,8 +132,9 @@ public final class DriftgraphClient implements AutoCloseable {
         }
         List<Retrieval.Item> included = new ArrayList<>();
         List<Retrieval.Item> dropped = new ArrayList<>();
+        Map<String, String> locations = Retrieval.locations(props.get("trace"));
         for (Object edge : asList(row.get("edges"))) {
-            Retrieval.Item item = Retrieval.Item.of(asMap(edge));
+            Retrieval.Item item = Retrieval.Item.of(asMap(edge), locations);
             ("INCLUDED".equals(item.edge()) ? included : dropped).add(item);
         }
         List<Map<String, Object>> steps = new ArrayList<>();

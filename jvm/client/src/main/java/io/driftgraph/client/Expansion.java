@@ -49,6 +49,15 @@ public record Expansion(List<Candidate> candidates) {
             out.put("content", content);
             return out;
         }
+
+        /**
+         * Where a chunk came from: {@code "page 12"}, {@code "pages 3-4"}, {@code "slide 2"} or a heading path
+         * such as {@code "Operations > Storm recovery"} (the Chunk node's {@code location}, written by
+         * {@code driftgraph index}); null for other sources and for chunks of plain text or imported indexes.
+         */
+        public String location() {
+            return content.get("location") instanceof String s ? s : null;
+        }
     }
 
     /**

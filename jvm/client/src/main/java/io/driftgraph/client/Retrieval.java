@@ -18,7 +18,8 @@ public record Retrieval(
     /**
      * One edge. {@code source} is report, entity, relationship, chunk or claim ({@code entry} for an entry
      * entity cut before expansion); {@code id} is the item's id (a relationship's id for relationship items,
-     * whose edge points at the relationship's start entity, {@code nodeId}).
+     * whose edge points at the relationship's start entity, {@code nodeId}). {@code location} is a chunk's
+     * page, slide or heading path as the stored trace recorded it ({@code "page 12"}), else null.
      */
     public record Item(
             String edge,
@@ -29,13 +30,18 @@ public record Retrieval(
             String hop,
             String reason,
             String nodeId,
-            List<String> labels) {
+            List<String> labels,
+            String location) {
 
-        static Item of(Map<String, Object> m) {
+        /** An edge row of {@code cypher/trace/read}; {@code locations} maps {@code source:id} to a location. */
+        static Item of(Map<String, Object> m, Map<String, String> locations) {
+            String source = str(m.get("source"));
+            String id = str(m.get("item_id"));
             return new Item(
-                    str(m.get("edge")), str(m.get("source")), str(m.get("item_id")), num(m.get("rank")),
-                    num(m.get("tokens")), str(m.get("hop")), str(m.get("reason")), str(m.get("node_id")),
-                    DriftgraphClient.asList(m.get("labels")).stream().map(String::valueOf).toList());
+                    str(m.get("edge")), source, id, num(m.get("rank")), num(m.get("tokens")), str(m.get("hop")),
+                    str(m.get("reason")), str(m.get("node_id")),
+                    DriftgraphClient.asList(m.get("labels")).stream().map(String::valueOf).toList(),
+                    locations.get(source + ":" + id));
         }
 
         /** {@code source:id}, the identity the Python trace uses for an item. */
@@ -56,8 +62,23 @@ public record Retrieval(
             out.put("hop", hop);
             out.put("node_id", nodeId);
             out.put("labels", labels);
+            if (location != null) {
+                out.put("location", location);
+            }
             return out;
         }
+    }
+
+    /** {@code source:id -> location} of the stored trace's items that have one (chunks of located documents). */
+    static Map<String, String> locations(Object trace) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Object o : DriftgraphClient.asList(DriftgraphClient.asMap(trace).get("items"))) {
+            Map<String, Object> item = DriftgraphClient.asMap(o);
+            if (item.get("location") instanceof String where) {
+                out.put(item.get("source") + ":" + item.get("id"), where);
+            }
+        }
+        return out;
     }
 
     /** Total tokens of the included items. */

@@ -108,6 +108,19 @@ final class TestIndex {
         }
     }
 
+    /** A fresh {@code driftgraph query local QUESTION --context-only --json} on the current index, parsed. */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> queryLocal() {
+        try {
+            Path work = Files.createTempDirectory("driftgraph-jvm-");
+            Path out = work.resolve("local.json");
+            run(work, List.of(driftgraphCommand(root), "query", "local", QUESTION, "--context-only", "--json"), out);
+            return JSON.readValue(out.toFile(), Map.class);
+        } catch (IOException e) {
+            throw new AssertionError("cannot run the Python CLI: " + e.getMessage(), e);
+        }
+    }
+
     /** {@code -Ddriftgraph.cli}, else the checkout's .venv, else {@code driftgraph} on the PATH. */
     static String driftgraphCommand(Path root) {
         String given = System.getProperty("driftgraph.cli");
