@@ -85,6 +85,8 @@ def index(
 
 
 def _render(s: IndexSummary) -> None:
+    from rich.markup import escape  # file names, reasons and model errors are text, never markup
+
     out = console()
     d = s.documents
     out.print(
@@ -102,11 +104,11 @@ def _render(s: IndexSummary) -> None:
     if f.count:
         out.print(f"[yellow]failures: {f.count}[/] (chunks {len(f.chunks)}, reports {len(f.reports)})")
         for item in f.chunks[:10]:
-            out.print(f"  chunk {item.chunk_id[:12]} of {item.document}: {'; '.join(item.errors)}")
+            out.print(f"  chunk {item.chunk_id[:12]} of {escape(item.document)}: {escape('; '.join(item.errors))}")
     for skipped in s.load.skipped:
-        out.print(f"[yellow]skipped[/] {skipped['path']}: {skipped['reason']}")
+        out.print(f"[yellow]skipped[/] {escape(skipped['path'])}: {escape(skipped['reason'])}")
     for warned in s.load.warnings:
-        out.print(f"[yellow]warning[/] {warned['path']}: {warned['warning']}")
+        out.print(f"[yellow]warning[/] {escape(warned['path'])}: {escape(warned['warning'])}")
     out.print("seconds: " + ", ".join(f"{k} {v}" for k, v in s.seconds.items()))
 
 
