@@ -61,7 +61,9 @@ PARTS: dict[str, Part] = {
         "bench.realmodel.run:main", "index + every mode with a real small model (llama-cpp-python, pinned weights)"
     ),
     "answers": _own("bench.run.dg.answers:main", "EM / F1 of each mode's answers through your model endpoint"),
-    "reliability": _own("bench.run.dg.reliability:main", "faults injected by the fake server, per mode [PARTS]"),
+    "reliability": _own(
+        "bench.run.dg.reliability:main", "faults injected by the fake server, per mode; load: 32 clients on serve, 60 s"
+    ),
     "metrics-cost": _own(
         "bench.run.dg.metrics_cost:main", "what the serve layers (/metrics, request ids, counters) cost a request"
     ),

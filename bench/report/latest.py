@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bench import paths
 from bench.report import bulk, incremental, reliability, routes, sections, stats, synth
+from bench.report import load as load_section
 from bench.report.fmt import load
 
 
@@ -62,6 +63,8 @@ def write(raw: Path, target: Path) -> None:
     rel = load(raw, "reliability")
     if rel and rel.get("matrix"):
         parts += reliability.section(rel)
+    if rel and rel.get("load"):
+        parts += load_section.section(rel["load"])
     for name, fn in (("hnsw", bulk.hnsw), ("java", bulk.java), ("index_incremental", incremental.section)):
         d = load(raw, name)
         if d:

@@ -4,8 +4,10 @@
 imports operation-dulce once, runs the fault x mode matrix (the table in ``tests/support/faults.py``, the cases
 of ``tests/test_faults.py``) on the fake server (``llm.max_retries`` 1, no backoff), then the partial faults
 (one global batch, one DRIFT step), ``index`` under each fault, kill -9 during ``import-graphrag`` / ``index``
-and a re-run, and 16 threads on one Engine. Writes
-``bench/results/raw/reliability.json`` and the "Reliability" section of ``bench/results/latest.md``.
+and a re-run, 16 threads on one Engine, and ``load``: ``--clients`` (32) clients for ``--duration`` (60) s against
+a real ``driftgraph serve`` process (``bench/run/dg/load.py``). Writes ``bench/results/raw/reliability.json`` and
+the "Reliability" and "Load" sections of ``bench/results/latest.md``; ``python -m bench reliability load
+--duration 5 --clients 4`` runs the load part alone (``--skip-import``: the database holds operation-dulce).
 ``python -m bench reliability neo4j_stop`` (with RELIABILITY_NEO4J_DATA_DIR of the launcher instance) stops
 Neo4j during a query and restarts it (``tests/test_faults_neo4j.py`` asserts the same on its own launcher).
 """
@@ -288,8 +290,21 @@ def neo4j_stop(neo4j: dict[str, str], fake: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``argv``: which groups to run (default all but neo4j_stop)."""
-    parts = argv or ["matrix", "partial", "index", "kills", "threads"]
+    """Which groups to run (default all but neo4j_stop), and the load part's options."""
+    import argparse
+
+    from bench.run.dg import load
+
+    groups = ("matrix", "partial", "index", "kills", "threads", "load", "neo4j_stop")
+    ap = argparse.ArgumentParser(prog="python -m bench reliability", description=__doc__.splitlines()[0])
+    ap.add_argument("parts", nargs="*", metavar="PART", help=f"any of {', '.join(groups)}")
+    ap.add_argument("--duration", type=float, default=60.0, help="load: seconds of load (default 60)")
+    ap.add_argument("--clients", type=int, default=32, help="load: concurrent clients (default 32)")
+    ap.add_argument("--skip-import", action="store_true", help="load: the database already holds operation-dulce")
+    a = ap.parse_args(argv)
+    if set(a.parts) - set(groups):
+        ap.error(f"unknown part(s) {sorted(set(a.parts) - set(groups))}: any of {', '.join(groups)}")
+    parts = a.parts or [g for g in groups if g != "neo4j_stop"]
     from driftgraph.api import Engine
     from tests.conftest import make_config
     from tests.support.fake_openai import FakeOpenAI
@@ -297,7 +312,8 @@ def main(argv: list[str] | None = None) -> None:
     neo4j = _neo4j()
     fake = FakeOpenAI().start()
     data: dict[str, Any] = json.loads(RAW.read_text()) if RAW.is_file() else {}
-    data.update(date=datetime.now(UTC).strftime("%Y-%m-%d"), machine=f"{platform.machine()} {os.cpu_count()} cores")
+    if set(parts) - {"load"}:  # the load part records its own machine and date
+        data.update(date=datetime.now(UTC).strftime("%Y-%m-%d"), machine=f"{platform.machine()} {os.cpu_count()} cores")
     try:
         if "matrix" in parts or "partial" in parts:
             _reset(neo4j)
@@ -316,9 +332,20 @@ def main(argv: list[str] | None = None) -> None:
             data["neo4j_stop"] = neo4j_stop(neo4j, fake)
         if "threads" in parts:
             data["threads16"] = threads16(neo4j, fake)
+        if "load" in parts:
+            if not a.skip_import and "threads" not in parts:  # threads16 leaves operation-dulce imported
+                _reset(neo4j)
+                with Engine(make_config(neo4j)) as eng:
+                    eng.import_graphrag(DULCE, reset=True, embed=True)
+            facts = load.machine_facts(sys.argv[2:] if argv is None else argv)
+            with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+                data["load"] = {"machine": facts, **load.run(neo4j, a.duration, a.clients, Path(tmp))}
+            print(json.dumps({k: data["load"][k] for k in ("requests", "by_status", "lost")}), flush=True)
     finally:
         fake.stop()
         RAW.parent.mkdir(parents=True, exist_ok=True)
         RAW.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    if "matrix" in data:
+    if "matrix" in data and set(parts) - {"load"}:
         write_section(data)
+    if "load" in data:
+        load.write_section(data["load"], paths.LATEST)
