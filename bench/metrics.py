@@ -110,6 +110,44 @@ def ranked_recall(ranked_ids: Sequence[str], gold: Sequence[str], k: int) -> flo
     return sum(1 for g in gold if g in top) / len(gold)
 
 
+def ratio_ci(
+    a: Sequence[float], b: Sequence[float], *, seed: int = 0, n: int = 2000, level: float = 0.95
+) -> dict[str, float]:
+    """mean(a) / mean(b) on the same questions with its paired percentile bootstrap interval (the questions
+    resampled together; a resample whose ``b`` mean is 0 is skipped)."""
+    import random
+
+    if len(a) != len(b) or not a:
+        raise ValueError("a ratio needs the same, non-empty questions on both sides")
+    rng = random.Random(seed)
+    k = len(a)
+    ratios = []
+    for _ in range(n):
+        idx = [rng.randrange(k) for _ in range(k)]
+        den = sum(b[i] for i in idx)
+        if den > 0:
+            ratios.append(sum(a[i] for i in idx) / den)
+    alpha = (1 - level) / 2 * 100
+    whole = sum(b)
+    return {
+        "ratio": sum(a) / whole if whole > 0 else float("nan"),
+        "lo": percentile(ratios, alpha) if ratios else float("nan"),
+        "hi": percentile(ratios, 100 - alpha) if ratios else float("nan"),
+    }
+
+
+def reciprocal_rank(ranked_ids: Sequence[str], gold: Sequence[str]) -> float:
+    """1 / the 1-based place of the first gold id among the ranked ids (0.0 when none is there; 1.0 without
+    gold); averaged over questions it is the MRR of the first gold chunk."""
+    if not gold:
+        return 1.0
+    wanted = set(gold)
+    for pos, i in enumerate(ranked_ids, start=1):
+        if i in wanted:
+            return 1.0 / pos
+    return 0.0
+
+
 def folds(n: int, k: int = 5, seed: int = 0) -> list[list[int]]:
     """``k`` disjoint folds of ``range(n)`` after a seeded shuffle (sizes differ by at most one)."""
     import random

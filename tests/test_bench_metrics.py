@@ -76,6 +76,24 @@ def test_ranked_recall_counts_gold_in_the_first_k() -> None:
     assert ranked_recall(["a"], [], 2) == 1.0
 
 
+def test_reciprocal_rank_is_one_over_the_place_of_the_first_gold_id() -> None:
+    from bench.metrics import reciprocal_rank
+
+    assert reciprocal_rank(["a", "b", "c"], ["c", "b"]) == 0.5
+    assert reciprocal_rank(["b"], ["b"]) == 1.0
+    assert reciprocal_rank(["a", "b"], ["x"]) == 0.0
+    assert reciprocal_rank([], []) == 1.0
+
+
+def test_ratio_ci_is_the_ratio_of_means_with_a_seeded_paired_interval() -> None:
+    from bench.metrics import ratio_ci
+
+    r = ratio_ci([1.0, 0.5, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5])
+    assert r["ratio"] == 1.25 and r["lo"] <= 1.25 <= r["hi"]
+    assert r == ratio_ci([1.0, 0.5, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5])
+    assert ratio_ci([1.0, 1.0], [1.0, 1.0]) == {"ratio": 1.0, "lo": 1.0, "hi": 1.0}
+
+
 def test_folds_partition_the_questions() -> None:
     from bench.metrics import folds
 

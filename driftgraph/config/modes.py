@@ -98,6 +98,27 @@ class PprConfig(_Section):
     tolerance: float = Field(1e-8, gt=0, description="stop when the L1 change of the mass is below this")
 
 
+class ChunkRankWeights(_Section):
+    """Weights of the presentation order ``local.chunk_rank: graph`` (query/local/present.py): the included chunks
+    are shown by ``similarity + ppr x mass + entities x entity cover + seed x seed support + bridge x bridge
+    support``, place by place with ``chain`` (docs/concepts/local-search.md, "Presentation order"); which chunks
+    enter is decided before, by the selection score, so only the order changes. The defaults are the 5-fold CV
+    choice on the dev split (``python -m bench cv --ranking``)."""
+
+    ppr: float = Field(1.0, ge=0, description="weight of the walk's mass (share of the best chunk's, its root)")
+    entities: float = Field(
+        0.1, ge=0, description="weight of the entry entities a chunk names, summed (idf / idf_max x entity similarity)"
+    )
+    seed: float = Field(0.0, ge=0, description="weight of shared-rare-entity support from the seed chunks")
+    bridge: float = Field(0.0, ge=0, description="weight of the bridge's support")
+    chain: float = Field(
+        0.5,
+        ge=0,
+        description="each next place: bonus x the strongest rare-entity link (idf / idf_max) to a chunk already "
+        "shown, so a chain's next link follows the one before",
+    )
+
+
 class LocalConfig(_Section):
     """Local search (docs/concepts/local-search.md): entry thresholds, expansion limits, routing, budget. Every key
     is read."""
@@ -186,6 +207,15 @@ class LocalConfig(_Section):
         SourceCaps(report=0.5), description="budget shares per source on the thematic route"
     )
     rerank: RerankConfig = Field(RerankConfig(), description="optional reranking of the chunk candidates")
+    # presentation order of the included chunks (query/local/present.py); the selection above is unchanged
+    chunk_rank: Literal["score", "vector", "graph"] = Field(
+        "score",
+        description="order the included chunks are shown (and cited) in: score: the selection score's; vector: "
+        "query similarity; graph: similarity + chunk_rank_weights x the walk, entity cover, seed and bridge support",
+    )
+    chunk_rank_weights: ChunkRankWeights = Field(
+        ChunkRankWeights(), description="weights of chunk_rank graph (chosen by 5-fold CV on the dev split)"
+    )
 
 
 class TraceConfig(_Section):

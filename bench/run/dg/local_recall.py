@@ -6,6 +6,13 @@ embedding excluded). Needs musique imported into the Neo4j the config points at:
 
     driftgraph import-graphrag ../shared/data/musique
     python -m bench local-recall --budgets 2000 4000 8000 12000 [--split questions_dev.jsonl] [--json]
+
+Ranked recall (``--uri URI --out FILE``): on the database at URI, with the shared embedding cache, each
+``--rank`` configuration (``NAME=JSON`` overrides of ``local``; the defaults always first) and vector-only on
+the same questions (``--split`` a file under ``--data`` or any path, e.g. ``bench/questions/...``): per
+budget and question, evidence recall, R@2 / R@5 (share of the gold chunks among the first 2 / 5 chunks of the
+context, in the context's order) and the reciprocal rank of the first gold chunk in the context; paired
+with vector-only and with the defaults (ratio of means and difference, seeded bootstrap intervals).
 """
 
 from __future__ import annotations
@@ -15,9 +22,123 @@ import json
 import statistics
 from pathlib import Path
 
+from bench import metrics
 from bench.paths import SHARED
+from bench.run import data, machine, vector_only
+from bench.run.dg import common
 
 DATA = SHARED / "musique"
+
+
+KS = (2, 5)
+
+
+def context_chunks(ctx) -> list[str]:
+    """The chunk ids of an assembled context in the order the context shows them (their short ids)."""
+    return [c.id for c in sorted((c for c in ctx.included if c.source == "chunk"), key=lambda c: c.rank)]
+
+
+def ranked_row(qid: str, order: list[str], gold, recall: float) -> dict:
+    row = {"id": qid, "recall": recall, "order": order[:10]}
+    row.update({f"r{k}": metrics.ranked_recall(order, gold, k) for k in KS})
+    row["rr"] = metrics.reciprocal_rank(order, gold)
+    return row
+
+
+def local_ranked(uri: str, overrides: dict, questions, qvec: dict, units: dict, budgets) -> dict[str, list[dict]]:
+    """Context-only local search with these ``local`` overrides: per budget, each question's ranked row."""
+    from driftgraph.query.local.search import LocalAsk, build_local_context
+
+    eng = common.engine(uri, extra={"local": overrides})
+    out: dict[str, list[dict]] = {str(b): [] for b in budgets}
+    try:
+        for b in budgets:
+            for q in questions:
+                ctx = build_local_context(
+                    eng.runtime.for_run(), LocalAsk(q.question, budget=b, query_vector=qvec[q.id]), eng.config.local
+                )
+                rec = metrics.evidence_recall(ctx.text, [units.get(g, "") for g in q.gold])
+                out[str(b)].append(ranked_row(q.id, context_chunks(ctx), q.gold, rec))
+    finally:
+        eng.close()
+    return out
+
+
+def vector_ranked(questions, units: dict, embed, count, budgets) -> dict[str, list[dict]]:
+    """Vector-only (bench/run/vector_only.py): its context is the top chunks by cosine, in that order."""
+    ids = sorted(units)
+    texts = [units[i] for i in ids]
+    tokens = [count(t) for t in texts]
+    cvecs = embed(texts)
+    qvecs = embed([q.question for q in questions])
+    out: dict[str, list[dict]] = {}
+    for b in budgets:
+        rows = []
+        for q, qv in zip(questions, qvecs, strict=True):
+            picked, _ = vector_only.assemble(qv, ids, cvecs, texts, tokens, b)
+            ctx = "\n\n".join(units[i] for i in picked)
+            rows.append(ranked_row(q.id, picked, q.gold, metrics.evidence_recall(ctx, [units[g] for g in q.gold])))
+        out[str(b)] = rows
+    return out
+
+
+def summarise(rows: dict[str, list[dict]], base: dict[str, list[dict]] | None) -> dict:
+    """Per budget: mean and interval of recall, R@k and MRR; against ``base`` (paired), the ratio of means and
+    the difference, and the questions whose budgeted recall fell."""
+    out = {}
+    for b, rs in rows.items():
+        cell: dict = {}
+        for key in ("recall", *(f"r{k}" for k in KS), "rr"):
+            vals = [r[key] for r in rs]
+            lo, hi = metrics.bootstrap_ci(vals)
+            cell[key] = {"mean": metrics.mean(vals), "lo": lo, "hi": hi}
+            if base is not None:
+                other = [r[key] for r in base[b]]
+                cell[key]["ratio"] = metrics.ratio_ci(vals, other)
+                cell[key]["paired"] = metrics.paired(vals, other)
+        if base is not None:
+            cell["recall_lost"] = [
+                r["id"] for r, o in zip(rs, base[b], strict=True) if r["recall"] < o["recall"] - 1e-12
+            ]
+        out[b] = cell
+    return out
+
+
+def ranked_main(args) -> int:
+    """``--uri``/``--out``: the ranked-recall comparison (see the module docstring)."""
+    import sys
+
+    from driftgraph.llm.tokenizer import count_tokens
+
+    path = args.split if Path(args.split).is_absolute() or Path(args.split).is_file() else args.data / args.split
+    qs = data.questions(Path(path))
+    units = data.text_units(args.data)
+    base = common.engine(args.uri)
+    qvec = dict(zip([q.id for q in qs], base.embed([q.question for q in qs]), strict=True))
+    configs = {"defaults": {}, **{n: json.loads(v) for n, _, v in (r.partition("=") for r in args.rank)}}
+    systems: dict[str, dict] = {}
+    for name, over in configs.items():
+        systems[name] = {"overrides": over, "rows": local_ranked(args.uri, over, qs, qvec, units, args.budgets)}
+        print(name, {b: round(metrics.mean(r["r2"] for r in v), 3) for b, v in systems[name]["rows"].items()})
+    vec = vector_ranked(qs, units, base.embed, lambda t: count_tokens(t, "cl100k_base"), args.budgets)
+    base.close()
+    systems["vector-only chunks"] = {"rows": vec}
+    for name, sy in systems.items():
+        sy["vs_vector_only"] = summarise(sy["rows"], vec if name != "vector-only chunks" else None)
+        if name not in ("defaults", "vector-only chunks"):
+            sy["vs_defaults"] = summarise(sy["rows"], systems["defaults"]["rows"])
+    out = {
+        "questions": str(path),
+        "budgets": list(args.budgets),
+        "hops": [q.hops for q in qs],
+        "systems": systems,
+        "machine": machine.describe(),
+        "command": "python -m bench local-recall "
+        + " ".join(sys.argv[2:] if sys.argv[1:2] == ["local-recall"] else sys.argv[1:]),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", type=Path, default=None, help="driftgraph.yaml (else ./driftgraph.yaml + env)")
     ap.add_argument("--set", action="append", default=[], help="local.KEY=VALUE override (repeatable)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--uri", default=None, help="ranked recall on this Neo4j (password NEO4J_PASSWORD), see above")
+    ap.add_argument("--rank", action="append", default=[], help="NAME=JSON local overrides compared (repeatable)")
+    ap.add_argument("--out", type=Path, default=None, help="the ranked-recall raw file (with --uri)")
     args = ap.parse_args(argv)
+    if args.uri is not None:
+        if args.out is None:
+            ap.error("--uri needs --out")
+        return ranked_main(args)
 
     import pyarrow.parquet as pq
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from driftgraph.query import tables as render
 from driftgraph.query.budget import Candidate, FillResult, fill
 from driftgraph.query.local.entry import ChunkHit, EntryResult
+from driftgraph.query.local.present import present
 from driftgraph.query.local.rank import Ranked
 from driftgraph.query.route import Route
 from driftgraph.query.trace import SOURCES, Trace, TraceItem
@@ -44,6 +45,12 @@ def assemble(run: LocalRun, entry: EntryResult, ranked: Ranked, chosen: Route, b
     room = max(0, budget - note_tokens)
     caps = {s: int(share * room) for s, share in chosen.caps.items()}
     result = fill(candidates, chosen.order, chosen.floors, room, headers, caps)
+    if settings.chunk_rank != "score":  # the presentation order (present.py): same chunks, another order
+        shown = present(result.included, settings)
+        for i, (old, new) in enumerate(zip(result.included, shown, strict=True)):
+            if new is not old:
+                new.tokens = count(new.payload["row"])
+                result.included[i] = new
     short = [c for c in result.included if c.form]
     if short:
         rec.notes.append(f"{len(short)} report(s) entered as their summary: the full text did not fit what was left")
@@ -134,6 +141,7 @@ def _item(c: Candidate, dropped_for: str | None) -> TraceItem:
         rerank_score=p.get("rerank_score"),
         form=c.form if included else None,
         why=c.why if included else None,
+        location=p.get("location"),
     )
 
 

@@ -78,6 +78,8 @@ class ScoredChunk:
     via: str
     depth: int
     row: Row
+    parts: dict[str, float] = field(default_factory=dict)  # the signals the presentation order (present.py) weighs
+    links: dict[str, float] = field(default_factory=dict)  # chunk -> idf / idf_max of the rarest entity they share
 
 
 def _best_links(links: Sequence[Row], weight: Callable[[Row], float]) -> dict[str, tuple[float, Any]]:
@@ -87,6 +89,34 @@ def _best_links(links: Sequence[Row], weight: Callable[[Row], float]) -> dict[st
         if w > best.get(link["chunk"], (0.0, None))[0]:
             best[link["chunk"]] = (w, link)
     return best
+
+
+def _chunk_links(seed_links: Sequence[Row], n: int) -> dict[str, dict[str, float]]:
+    """Chunk pairs the second hop joined (a chunk and the seed chunk it shares a rare entity with), both ways,
+    weighted by the rarest shared entity's ``idf / idf_max``."""
+    idf_max = math.log(n + 1)
+    out: dict[str, dict[str, float]] = {}
+    for link in seed_links:
+        a, b = link["chunk"], link.get("via")
+        if not b or a == b:
+            continue
+        w = idf(link["df"], n) / idf_max
+        for x, y in ((a, b), (b, a)):
+            if w > out.setdefault(x, {}).get(y, 0.0):
+                out[x][y] = w
+    return out
+
+
+def _entity_cover(links: Sequence[Row], weight: Callable[[Row], float]) -> dict[str, float]:
+    """Per chunk, the summed weight of the distinct entry entities it names (each entity counted once)."""
+    best: dict[tuple[str, str], float] = {}
+    for link in links:
+        key = (link["chunk"], link["entity"])
+        best[key] = max(best.get(key, 0.0), weight(link))
+    out: dict[str, float] = {}
+    for (chunk, _), w in sorted(best.items()):
+        out[chunk] = out.get(chunk, 0.0) + w
+    return out
 
 
 def score_chunks(found: Neighbourhood, entry: EntryResult, s: LocalConfig) -> list[ScoredChunk]:
@@ -100,6 +130,8 @@ def score_chunks(found: Neighbourhood, entry: EntryResult, s: LocalConfig) -> li
     seed_support = _best_links(x.seed_links, lambda k: idf(k["df"], n) / idf_max * hit_sim.get(k["via"], 0.0))
     entity_support = _best_links(x.entity_links, lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0))
     bridge_support = _best_links(found.bridge_links, lambda k: float(k["weight"]))
+    links = _chunk_links(x.seed_links, n)
+    cover = _entity_cover(x.entity_links, lambda k: idf(k["df"], n) / idf_max * ent_sim.get(k["entity"], 0.0))
     walk = found.walk
     scored: list[ScoredChunk] = []
     seen: set[str] = set()
@@ -130,7 +162,15 @@ def score_chunks(found: Neighbourhood, entry: EntryResult, s: LocalConfig) -> li
             via = link.get("path") or link["title"] or link["entity"]
         if walk is not None and c["id"] in walk.depth:  # the shortest route from a seed in the walked graph
             depth, via = walk.depth[c["id"]], walk.via[c["id"]]
-        scored.append(ScoredChunk(c["id"], sim + support, sim, support, hop, via, depth, c))
+        signals = {
+            "seed": seed[0],
+            "entities": cover.get(c["id"], 0.0),
+            "bridge": bridge[0],
+            "mass": walk.mass.get(c["id"], 0.0) if walk is not None else 0.0,
+        }
+        scored.append(
+            ScoredChunk(c["id"], sim + support, sim, support, hop, via, depth, c, signals, links.get(c["id"], {}))
+        )
     scored.sort(key=lambda t: (-t.score, t.id))
     return scored
 
@@ -146,6 +186,9 @@ def _chunks(out: Ranked, found: Neighbourhood, entry: EntryResult, s: LocalConfi
             "support": sc.support,
             "via": sc.via or None,
             "depth": sc.depth,
+            "location": c.get("location"),  # page, slide or heading path (index/chunk.py); None for plain text
+            "signals": sc.parts,
+            "links": sc.links,
         }
         if sc.similarity < gate and (sc.support <= 0 or entry.strict):
             tokens = int(c.get("n_tokens") or 0)

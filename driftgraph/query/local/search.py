@@ -210,6 +210,6 @@ def _answer(
     )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}]
     check = checked_chat_answer(rt, rt.chat(), "answer", messages, settings.answer_reserve, on_token)
-    rec.citations = check_local(check.answer or "", ctx.id_map)
+    rec.citations = check_local(check.answer or "", ctx.id_map, {i.id: i.location for i in rec.included("chunk")})
     rec.timings["answer_s"] = time.perf_counter() - t0
     return check
