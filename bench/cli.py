@@ -60,6 +60,9 @@ PARTS: dict[str, Part] = {
     "real-model": _own(
         "bench.realmodel.run:main", "index + every mode with a real small model (llama-cpp-python, pinned weights)"
     ),
+    "real-model-musique": _own(
+        "bench.realmodel.musique:main", "MuSiQue dev passages indexed by the real 1.5B model; resumable (issue 37)"
+    ),
     "answers": _own("bench.run.dg.answers:main", "EM / F1 of each mode's answers through your model endpoint"),
     "reliability": _own(
         "bench.run.dg.reliability:main", "faults injected by the fake server, per mode; load: 32 clients on serve, 60 s"

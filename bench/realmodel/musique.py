@@ -1,0 +1,162 @@
+"""``python -m bench real-model-musique``: the MuSiQue dev passages indexed by a real small model (issue 37, item 7).
+
+The triples-built MuSiQue index (``../shared/data/musique``) was written from GPT-3.5's published extraction;
+this builds the same kind of index with driftgraph's own pipeline and the pinned 1.5B model, so the recall
+lost from one index to the other can be measured and shrunk.
+
+- ``corpus``: the passages to index, chosen once and committed (``musique_corpus.json``): every dev question's
+  gold passages, plus its two best non-gold passages by the offline embedder's cosine to the question (ties
+  by id) — hard distractors, the ones a retriever would confuse with the evidence.
+- ``build``: writes each passage as one document (its text unit text, so a passage is one chunk and evidence
+  recall can find it verbatim), starts the model server and runs ``index`` over them. Every chat call goes
+  through the call cache in ``cache/musique-<model>/`` (committed): a build stopped by ``--hours``, a kill or
+  the end of a session resumes where it stopped and never pays for a call twice. The build is hours of CPU on
+  this machine's two cores: run it alone (llama.cpp slows more than tenfold under contention).
+- ``export``: once a build is complete, the index as GraphRAG parquet under ``results/musique_real_<model>/``.
+
+The settings beyond the README's "Local model servers" section are in ``SETTINGS`` and recorded in the raw
+file: no gleaning round (it doubles the calls; the triples-built index had none either), one call at a time
+(the server answers one at a time, and its prompt cache reuses the shared prefix of consecutive calls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import paths
+from bench.realmodel import server, weights
+from bench.realmodel.run import config_extra
+from bench.run import data, machine, neo4j
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "musique_corpus.json"
+DISTRACTORS = 2
+SETTINGS: dict[str, Any] = {"index": {"max_gleanings": 0, "concurrency": 1}, "llm": {"timeout_s": 1800}}
+
+
+def cache_dir(model: str) -> Path:
+    return HERE / "cache" / f"musique-{model}"
+
+
+def choose_corpus(log=print) -> dict[str, Any]:
+    """Gold passages of every dev question plus its ``DISTRACTORS`` most similar non-gold passages."""
+    import numpy as np
+
+    from bench.run.dg.common import CachedEmbedder, config
+
+    questions = data.questions()
+    units = data.text_units()
+    ids = sorted(units)
+    emb = CachedEmbedder(config("bolt://127.0.0.1:1", "unused", None).embeddings)
+    log(f"embedding {len(ids)} passages and {len(questions)} questions (offline embedder, shared cache)")
+    uvec = np.asarray(emb.embed([units[i] for i in ids]))
+    qvec = np.asarray(emb.embed([q.question for q in questions]))
+    per_question: dict[str, dict[str, list[str]]] = {}
+    for q, v in zip(questions, qvec, strict=True):
+        scores = uvec @ v
+        order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), ids[i]))
+        distract = [ids[i] for i in order if ids[i] not in q.gold][:DISTRACTORS]
+        per_question[q.id] = {"gold": list(q.gold), "distractors": distract}
+    chosen = sorted({u for row in per_question.values() for u in (*row["gold"], *row["distractors"])})
+    return {
+        "source": "../shared/data/musique (text_units.parquet), questions_dev.jsonl",
+        "rule": f"gold passages + the {DISTRACTORS} best non-gold passages by offline-embedder cosine (ties by id)",
+        "passages": chosen,
+        "questions": per_question,
+    }
+
+
+def write_documents(corpus: dict[str, Any], folder: Path) -> int:
+    """One ``<text unit id>.txt`` per passage, holding the text unit's text unchanged."""
+    units = data.text_units()
+    missing = [u for u in corpus["passages"] if u not in units]
+    if missing:
+        raise SystemExit(
+            f"real-model-musique: {len(missing)} corpus passages are not in the MuSiQue data, e.g. {missing[0]}"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    for u in corpus["passages"]:
+        (folder / f"{u}.txt").write_text(units[u], encoding="utf-8")
+    return len(corpus["passages"])
+
+
+def build(a: argparse.Namespace, log) -> dict[str, Any]:
+    from bench.run.dg import common
+
+    corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
+    cache = paths.CACHE / "realmodel"
+    model = weights.ensure(weights.MODELS[a.model], cache, log)
+    python = server.ensure_venv(cache / "venv", log)
+    calls_dir = cache_dir(a.model)
+    before = _cached_calls(calls_dir)
+    log(f"{len(corpus['passages'])} passages; {before} calls already cached in {calls_dir}")
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = Path(tmp) / "docs"
+        write_documents(corpus, docs)
+        with server.running(python, model, threads=a.threads, ctx=a.ctx, log_dir=cache / "logs") as srv:
+            extra = config_extra(srv.base_url, f"qwen2.5-coder-{a.model}-instruct-q4_k_m", a.ctx, calls_dir)
+            for section, values in SETTINGS.items():
+                extra.setdefault(section, {}).update(values)
+            with neo4j.database(a.neo4j_uri, a.neo4j_port, "2g", "1g", log) as db:
+                eng = common.engine(db.uri, db.password, cached=False, extra=extra)
+                t0 = time.perf_counter()
+                try:
+                    summary = eng.index(docs, reset=True).to_dict()
+                    if a.export:
+                        eng.export_graphrag(a.export)
+                finally:
+                    eng.close()
+    return {
+        "machine": machine.describe(),
+        "command": "python -m bench real-model-musique build " + " ".join(a.argv),
+        "model": {"weights": a.model, "sha256": weights.MODELS[a.model].sha256, "threads": a.threads, "ctx": a.ctx},
+        "settings": SETTINGS,
+        "passages": len(corpus["passages"]),
+        "calls_cached_before": before,
+        "calls_cached_after": _cached_calls(calls_dir),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "summary": summary,
+    }
+
+
+def _cached_calls(folder: Path) -> int:
+    return sum(1 for _ in folder.glob("chat/*/*.json")) if folder.exists() else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench real-model-musique", description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=("corpus", "build"), help="corpus: choose the passages; build: index them")
+    ap.add_argument("--model", choices=sorted(weights.MODELS), default="1.5b", help="pinned weights (default 1.5b)")
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default: 2)")
+    ap.add_argument("--ctx", type=int, default=8192, help="the server's context size")
+    ap.add_argument("--hours", type=float, default=None, help="stop after this long; a re-run resumes from the cache")
+    ap.add_argument("--export", type=Path, default=None, help="after a complete build, write GraphRAG parquet here")
+    ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); REPLACES its data")
+    ap.add_argument("--neo4j-port", type=int, default=neo4j.DEFAULT_PORT, help="port of the bench's launcher")
+    a = ap.parse_args(argv)
+    a.argv = list(sys.argv[2:] if argv is None else argv)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if a.step == "corpus":
+        if CORPUS.exists():
+            raise SystemExit(f"real-model-musique: {CORPUS} exists; the corpus is chosen once (delete it to re-choose)")
+        corpus = choose_corpus(log)
+        CORPUS.write_text(json.dumps(corpus, indent=1) + "\n", encoding="utf-8")
+        log(f"wrote {CORPUS}: {len(corpus['passages'])} passages")
+        return 0
+    # SIGTERM (and --hours) unwind through server.running(), so the model server stops with the build
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if a.hours:
+        signal.signal(signal.SIGALRM, lambda signum, frame: sys.exit(f"stopped after {a.hours} h: re-run to resume"))
+        signal.alarm(max(1, int(a.hours * 3600)))
+    payload = build(a, log)
+    out = paths.RAW / f"real_model_musique_{a.model}.json"
+    out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    log(f"wrote {out}")
+    return 0
