@@ -22,8 +22,11 @@ file: no gleaning round (it doubles the calls; the triples-built index had none 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +41,7 @@ from bench.run import data, machine, neo4j
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "musique_corpus.json"
 DISTRACTORS = 2
+_STOP_ALSO: list[int] = []  # processes that are not our children but live only for the build
 SETTINGS: dict[str, Any] = {"index": {"max_gleanings": 0, "concurrency": 1}, "llm": {"timeout_s": 1800}}
 
 
@@ -105,6 +109,8 @@ def build(a: argparse.Namespace, log) -> dict[str, Any]:
             for section, values in SETTINGS.items():
                 extra.setdefault(section, {}).update(values)
             with neo4j.database(a.neo4j_uri, a.neo4j_port, "2g", "1g", log) as db:
+                if db.pid:
+                    _STOP_ALSO.append(db.pid)
                 eng = common.engine(db.uri, db.password, cached=False, extra=extra)
                 t0 = time.perf_counter()
                 try:
@@ -124,6 +130,18 @@ def build(a: argparse.Namespace, log) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - t0, 1),
         "summary": summary,
     }
+
+
+def _stop_now(log, why: str, code: int) -> None:
+    """Stop at once: unwinding would not, since the pipeline's call pool waits for the call in flight and then
+    runs every queued one. The model server and Neo4j launcher (our children) get SIGTERM; every call already
+    answered is in the cache (each written atomically), so a re-run resumes from there."""
+    log(f"{why}: stopping the model server and Neo4j; re-run to resume from the call cache")
+    subprocess.run(["pkill", "-TERM", "-P", str(os.getpid())], check=False)
+    for pid in _STOP_ALSO:  # the launcher's JVM runs in a session of its own
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    os._exit(code)
 
 
 def _cached_calls(folder: Path) -> int:
@@ -150,10 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         CORPUS.write_text(json.dumps(corpus, indent=1) + "\n", encoding="utf-8")
         log(f"wrote {CORPUS}: {len(corpus['passages'])} passages")
         return 0
-    # SIGTERM (and --hours) unwind through server.running(), so the model server stops with the build
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    signal.signal(signal.SIGTERM, lambda signum, frame: _stop_now(log, "stopped by SIGTERM", 128 + signum))
     if a.hours:
-        signal.signal(signal.SIGALRM, lambda signum, frame: sys.exit(f"stopped after {a.hours} h: re-run to resume"))
+        signal.signal(signal.SIGALRM, lambda signum, frame: _stop_now(log, f"stopped after {a.hours} h", 2))
         signal.alarm(max(1, int(a.hours * 3600)))
     payload = build(a, log)
     out = paths.RAW / f"real_model_musique_{a.model}.json"
