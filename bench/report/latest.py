@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from bench import paths
-from bench.report import bulk, incremental, reliability, routes, sections, stats, synth
+from bench.report import bulk, incremental, real_model, reliability, routes, sections, stats, synth
 from bench.report import load as load_section
 from bench.report.fmt import load
 
@@ -65,6 +65,10 @@ def write(raw: Path, target: Path) -> None:
         parts += reliability.section(rel)
     if rel and rel.get("load"):
         parts += load_section.section(rel["load"])
+    for weights in ("0.5b", "1.5b"):
+        d = load(raw, f"real_model_{weights}")
+        if d:
+            parts += real_model.section(d)
     for name, fn in (("hnsw", bulk.hnsw), ("java", bulk.java), ("index_incremental", incremental.section)):
         d = load(raw, name)
         if d:

@@ -1,0 +1,70 @@
+"""The "A real small model" section of latest.md, from ``raw/real_model_<model>.json`` (written by
+``python -m bench real-model``): per prompt, how the model's replies were read; the estimate against the run;
+and each answer with its stop reason. Standard library only, like the rest of the report half."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _answer_cell(row: dict[str, Any]) -> str:
+    if row.get("error"):
+        return f"error: {row['error'][:80]}"
+    problem = row.get("answer_check")  # None: the answer passed driftgraph's answer check
+    verdict = f"answer flagged: {problem}" if problem else "answered"
+    if not row.get("answer"):
+        verdict = "no answer"
+    cites = {True: "citations valid", False: "INVALID citations", None: "no citation"}[row.get("citations_valid")]
+    return f"{verdict}; {cites}; {row.get('context_tokens', 0):,} context tokens"
+
+
+def section(d: dict[str, Any]) -> list[str]:
+    """Markdown lines for one real-model run."""
+    m, model = d["machine"], d["model"]
+    lines = [
+        f"## A real small model: Qwen2.5-Coder-{model['weights'].upper()}-Instruct Q4_K_M",
+        "",
+        f"{m['date']} · {m['cpu']} · {m['ram']} RAM · Python {m['python']} · driftgraph {m['driftgraph']} · "
+        f"llama-cpp-python, {model['threads']} threads, context {model['ctx']} · `{d['command']}`"
+        + ("" if d.get("complete") else " · **run incomplete**"),
+        "",
+    ]
+    idx = d.get("index")
+    if isinstance(idx, dict):
+        g = idx["graph"]
+        lines += [
+            f"`index examples/docs`: {idx['seconds']:g} s, {g['entities']} entities, {g['relationships']} "
+            f"relationships, {g['communities']} communities, {g['reports']} reports; "
+            f"failures: {idx['failures']['count']}.",
+            "",
+            "| phase (prompt) | calls | read first time | after repair | never | format fallbacks | prompt / "
+            "completion tokens |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, p in idx["phases"].items():
+            lines.append(
+                f"| {name} ({p['prompt']}) | {p['llm_calls']} | {p['parsed_first']} | {p['parsed_repaired']} | "
+                f"{p['unparsed']} | {p['format_fallbacks']} | {p['prompt_tokens']:,} / {p['completion_tokens']:,} |"
+            )
+        est = d.get("estimate_vs_actual") or {}
+        if est:
+            lines += [
+                "",
+                "`index --estimate` before the run, against the run (the estimate is an upper bound: completions at "
+                "their cap, every gleaning round):",
+                "",
+                "| stage | calls estimated / made | prompt tokens estimated / spent | completion tokens cap / spent |",
+                "|---|---:|---:|---:|",
+            ]
+            for stage, s in est.items():
+                lines.append(
+                    f"| {stage} | {s['estimated_calls']} / {s['calls']} | {s['estimated_prompt_tokens']:,} / "
+                    f"{s['prompt_tokens']:,} | {s['estimated_completion_tokens_max']:,} / {s['completion_tokens']:,} |"
+                )
+    lines += ["", "| question | mode | stop reason | seconds | outcome |", "|---|---|---|---:|---|"]
+    for row in d.get("answers", []):
+        lines.append(
+            f"| {row['id']} | {row['mode']} | {row.get('stop_reason')} | {row.get('seconds', 0):g} | "
+            f"{_answer_cell(row)} |"
+        )
+    return lines + [""]
