@@ -31,6 +31,7 @@ MODES = ("local", "basic", "global", "drift")
 # the prompt file each ledger phase sends (prompts/<name>.txt)
 PROMPT_OF = {
     "extract": "extract_graph",
+    "extract_gleaning": "extract_graph_continue",
     "claims": "extract_claims",
     "summarize": "summarize_descriptions",
     "report": "community_report",

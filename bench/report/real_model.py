@@ -42,8 +42,9 @@ def section(d: dict[str, Any]) -> list[str]:
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for name, p in idx["phases"].items():
+            label = f"{name} ({p['prompt']})" if p.get("prompt") else name
             lines.append(
-                f"| {name} ({p['prompt']}) | {p['llm_calls']} | {p['parsed_first']} | {p['parsed_repaired']} | "
+                f"| {label} | {p['llm_calls']} | {p['parsed_first']} | {p['parsed_repaired']} | "
                 f"{p['unparsed']} | {p['format_fallbacks']} | {p['prompt_tokens']:,} / {p['completion_tokens']:,} |"
             )
         est = d.get("estimate_vs_actual") or {}
