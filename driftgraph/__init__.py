@@ -10,7 +10,7 @@ from driftgraph.config import Config
 from driftgraph.doctor import DoctorReport
 from driftgraph.errors import DriftgraphError, RequestError
 from driftgraph.importers.summary import ExportSummary, ImportSummary
-from driftgraph.index.summary import IndexSummary
+from driftgraph.index.summary import DocumentChange, DocumentInfo, IndexSummary
 from driftgraph.query.drift.result import DriftResult
 from driftgraph.query.global_.result import GlobalResult
 from driftgraph.query.requests import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, Turn
@@ -27,6 +27,8 @@ __all__ = [
     "ContextInfo",
     "Cost",
     "DoctorReport",
+    "DocumentChange",
+    "DocumentInfo",
     "DriftQuery",
     "DriftResult",
     "DriftgraphError",

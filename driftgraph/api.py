@@ -30,14 +30,15 @@ if TYPE_CHECKING:
     from driftgraph.adopt.summary import AdoptSummary
     from driftgraph.doctor import DoctorReport
     from driftgraph.importers.summary import ExportSummary, ImportSummary
-    from driftgraph.index.summary import IndexSummary
+    from driftgraph.index.documents import Source
+    from driftgraph.index.summary import DocumentChange, DocumentInfo, IndexSummary
     from driftgraph.llm.embedder import Embedder
     from driftgraph.query.drift.result import DriftResult
     from driftgraph.query.global_.result import GlobalResult
     from driftgraph.query.result import BasicResult, LocalResult, SearchResult
     from driftgraph.store.db import Store
 
-__all__ = ["Engine", "load_history", "open_engine", "parse_age"]
+__all__ = ["Documents", "Engine", "load_history", "open_engine", "parse_age"]
 
 TokenSink = Callable[[str], None]
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -217,6 +218,11 @@ class Engine:
 
         return run_index(self.runtime, path, reset=reset, reset_traces=reset_traces, progress=progress)
 
+    @property
+    def documents(self) -> Documents:
+        """Add, replace, delete, list and get documents one at a time (README "Documents one at a time")."""
+        return Documents(self.runtime)
+
     def estimate_index(self, path: str | Path, *, batch: bool = False) -> dict[str, Any]:
         """Calls, tokens and price per stage of indexing ``path``, with no chat call (``index --estimate``);
         ``batch`` prices it at the Batch API's rate."""
@@ -256,6 +262,64 @@ class Engine:
         from driftgraph.doctor import run_checks
 
         return run_checks(self.runtime)
+
+
+class Documents:
+    """``engine.documents``: each change brings the index to the stored documents plus that change, as ``index``
+    does for a folder (index/documents.py), and returns what it did (``to_dict()``: the CLI's ``--json``)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def add(
+        self,
+        source: Source | None = None,
+        *,
+        text: str | None = None,
+        title: str | None = None,
+        id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        progress: bool = False,
+    ) -> DocumentChange:
+        """Add a file or folder (path), an upload ``(name, bytes)`` or ``text``; ``id`` defaults to the sha256 of
+        the text, and text already stored under its id is a no-op."""
+        from driftgraph.index.documents import add_documents
+
+        return add_documents(
+            self.runtime, source, text=text, title=title, doc_id=id, metadata=metadata, progress=progress
+        )
+
+    def replace(
+        self,
+        id: str,
+        source: Source | None = None,
+        *,
+        text: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        progress: bool = False,
+    ) -> DocumentChange:
+        """Replace document ``id`` (it keeps its id) by a file, an upload or ``text``."""
+        from driftgraph.index.documents import replace_document
+
+        return replace_document(self.runtime, id, source, text=text, title=title, metadata=metadata, progress=progress)
+
+    def delete(self, *ids: str, progress: bool = False) -> DocumentChange:
+        """Delete documents and everything only they contributed."""
+        from driftgraph.index.documents import delete_documents
+
+        return delete_documents(self.runtime, ids, progress=progress)
+
+    def list(self) -> list[DocumentInfo]:
+        from driftgraph.index.documents import list_documents
+
+        return list_documents(self.runtime.store)
+
+    def get(self, id: str) -> DocumentInfo:
+        """One document with its text; ``DocumentNotFound`` when no document has that id."""
+        from driftgraph.index.documents import get_document
+
+        return get_document(self.runtime.store, id)
 
 
 def parse_age(text: str) -> timedelta:

@@ -27,6 +27,7 @@ The tree::
     ├── EmbedderError                the embedding model cannot load or answer
     ├── PromptError                  a prompt file is missing or its placeholders do not match
     ├── InputError                   ``index``: the input path is unusable
+    │   └── DocumentNotFound         the document API: no stored document has that id
     ├── GraphragFormatError          ``import-graphrag``: the folder is not a GraphRAG index we can read
     ├── AdoptError                   ``adopt``: no graph of a known tool, or its vectors do not fit the embedder
     └── LauncherError                the embedded Neo4j launcher cannot build, start or stop
@@ -170,6 +171,10 @@ class PromptError(DriftgraphError):
 
 class InputError(DriftgraphError):
     """The input path itself is unusable (missing, or yields no document)."""
+
+
+class DocumentNotFound(InputError):
+    """No stored document has that id (``documents replace|delete|show``)."""
 
 
 class GraphragFormatError(DriftgraphError):

@@ -82,7 +82,7 @@ def test_cli_index_builds_the_graph_model_then_reruns_free(cfg, neo4j_config, fa
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     s = json.loads(res.stdout)
-    assert s["documents"] == {"total": 4, "added": 4, "removed": 0, "unchanged": 0}
+    assert s["documents"] == {"total": 4, "added": 4, "removed": 0, "replaced": 0, "unchanged": 0}
     assert s["chunks"] >= 8 and s["entities"] > 10 and s["relationships"] > 10 and s["claims"] > 0
     assert s["communities"] > 0 and s["reports"] == s["communities"]
     assert s["failures"]["count"] == 0
@@ -139,7 +139,7 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         n = len(fake_llm.chat_requests())
         added = eng.index(corpus)
         new_texts = _extract_texts(fake_llm, n)
-        assert added.documents.to_dict() == {"total": 5, "added": 1, "removed": 0, "unchanged": 4}
+        assert added.documents.to_dict() == {"total": 5, "added": 1, "removed": 0, "replaced": 0, "unchanged": 4}
         assert added.redone.documents_extracted == 1
         assert new_texts and all("Kelmouth Ferry" in t for t in new_texts)
         assert added.redone.chunks_extracted == len(new_texts)
@@ -173,7 +173,7 @@ def test_incremental_add_change_remove(cfg, fake_llm, corpus, store):
         path.write_text(path.read_text() + "\nIn 2023 the lantern was carried by Tomas Reyes.\n", encoding="utf-8")
         n = len(fake_llm.chat_requests())
         changed = eng.index(corpus)
-        assert changed.documents.to_dict() == {"total": 4, "added": 1, "removed": 1, "unchanged": 3}
+        assert changed.documents.to_dict() == {"total": 4, "added": 1, "removed": 1, "replaced": 0, "unchanged": 3}
         assert all("lantern" in t.lower() for t in _extract_texts(fake_llm, n))
         assert "TOMAS REYES" in store.read("tests/document_entities", title="lantern-festival.txt")[0]["titles"]
         m = _model(store)

@@ -99,7 +99,18 @@ def doctor(as_json: JsonOpt = False) -> None:
 
 def _register() -> None:
     """Command groups live in their own modules; importing them attaches them to ``app``."""
-    from driftgraph.cli import adopt, drift, global_basic, graphrag, index, neo4j, query, serve, trace  # noqa: F401
+    from driftgraph.cli import (  # noqa: F401
+        adopt,
+        documents,
+        drift,
+        global_basic,
+        graphrag,
+        index,
+        neo4j,
+        query,
+        serve,
+        trace,
+    )
 
 
 _register()

@@ -74,7 +74,7 @@ def index(
     if as_json:
         print_json(summary.to_dict())
     else:
-        _render(summary)
+        render_summary(summary)
     failed, skipped = summary.failures.count, len(summary.load.skipped)
     if failed and not allow_failures:
         typer.echo(f"index finished with {failed} failures (listed above; the next run retries them): exit 3", err=True)
@@ -84,13 +84,16 @@ def index(
         raise typer.Exit(EXIT_FAILURES)
 
 
-def _render(s: IndexSummary) -> None:
+def render_summary(s: IndexSummary) -> None:
+    """The index summary as `index` and `documents add|replace|delete` print it."""
     from rich.markup import escape  # file names, reasons and model errors are text, never markup
 
     out = console()
     d = s.documents
     out.print(
-        f"documents {d.total} (added {d.added}, removed {d.removed}, unchanged {d.unchanged}), "
+        f"documents {d.total} (added {d.added}, removed {d.removed}, "
+        + (f"replaced {d.replaced}, " if d.replaced else "")
+        + f"unchanged {d.unchanged}), "
         f"chunks {s.chunks}, entities {s.entities}, relationships {s.relationships}, "
         f"claims {s.claims}, communities {s.communities} on {s.levels} levels, reports {s.reports}"
     )

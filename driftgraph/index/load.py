@@ -98,6 +98,23 @@ def load_documents(root: str | Path, cfg: IndexConfig) -> LoadReport:
     return report
 
 
+def read_named(name: str, data: bytes, cfg: IndexConfig) -> LoadReport:
+    """The documents of one file given as bytes under ``name`` (an upload): read by its extension as a file
+    of that name in a folder would be, with the same size limit and reasons for a skip."""
+    report = LoadReport(files=1)
+    ext = Path(name).suffix.lower().lstrip(".")
+    if ext not in {e.lower().lstrip(".") for e in cfg.extensions}:
+        report.skip(name, f"extension {ext or '(none)'!r} is not in index.extensions")
+    elif len(data) > cfg.max_file_bytes:
+        report.skip(name, f"{len(data)} bytes is over index.max_file_bytes={cfg.max_file_bytes}")
+    elif not data.strip():
+        report.skip(name, "empty file")
+    else:
+        read = _formatted if ext in READERS else None
+        report.documents += read(data, name, ext, report) if read else _plain(data, name, ext, cfg, report)
+    return report
+
+
 def _walk(root: Path, report: LoadReport) -> list[Path]:
     if not root.is_dir():
         return [root]

@@ -10,7 +10,7 @@ summary says what was re-done.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from driftgraph.index.chunk import chunk_documents
 from driftgraph.index.communities import detect_communities
 from driftgraph.index.extract import ChunkExtraction, extract_all
 from driftgraph.index.keep import keep_failed
-from driftgraph.index.load import load_documents
+from driftgraph.index.load import Document, load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
 from driftgraph.index.progress import Bars
 from driftgraph.index.reports import generate_reports
@@ -69,9 +69,44 @@ def run_index(
     filled). ``reset`` empties the index only once the extraction has succeeded (a dead endpoint or a run
     in which no chunk could be extracted leaves the database as it was); stored retrievals are kept unless
     ``reset_traces``."""
+    start = time.perf_counter()
+    loaded = load_documents(path, rt.config.index)
+    if not loaded.documents:
+        skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in loaded.skipped[:5])
+        raise InputError(f"no documents to index in {path}" + (f" (skipped: {skipped})" if skipped else ""))
+    return sync_corpus(
+        rt,
+        loaded.documents,
+        input=str(path),
+        load=LoadSummary.from_dict(loaded.summary()),
+        reset=reset,
+        reset_traces=reset_traces,
+        progress=progress,
+        chat=chat,
+        load_seconds=time.perf_counter() - start,
+    )
+
+
+def sync_corpus(
+    rt: Runtime,
+    docs: Sequence[Document],
+    *,
+    input: str,
+    load: LoadSummary,
+    reset: bool = False,
+    reset_traces: bool = False,
+    progress: bool = True,
+    chat: ChatClient | None = None,
+    load_seconds: float = 0.0,
+    check_foreign: bool = True,
+) -> IndexSummary:
+    """Make the database's index hold exactly ``docs``: what ``index`` does after reading its folder, and what
+    the document API (index/documents.py) does with the stored documents plus one change. ``docs`` may be
+    empty (the last document deleted): everything is then removed. ``check_foreign`` is False only for a
+    caller that ran its own check of an imported index."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
-    seconds: dict[str, float] = {}
-    start_all = time.perf_counter()
+    seconds: dict[str, float] = {"load": round(load_seconds, 3)}
+    start_all = time.perf_counter() - load_seconds
 
     @contextmanager
     def stage(name: str) -> Iterator[None]:
@@ -84,12 +119,6 @@ def run_index(
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
     with Bars(progress) as bars:
-        with stage("load"):
-            loaded = load_documents(path, icfg)
-            docs = loaded.documents
-            if not docs:
-                skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in loaded.skipped[:5])
-                raise InputError(f"no documents to index in {path}" + (f" (skipped: {skipped})" if skipped else ""))
         bars.done("load", len(docs))
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
@@ -106,16 +135,20 @@ def run_index(
             else:
                 ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
                 state = read_state(store)
-                _refuse_foreign_index(store, state)
+                if check_foreign:
+                    _refuse_foreign_index(store, state)
                 # read before sync_graph deletes entities and their memberships
                 previous = previous_partition(store) if icfg.stable_communities else []
                 mark_filled_by(store, "index")
         doc_ids = {d.id for d in docs}
+        # a stored id with a chunk the database does not hold: its text changed under the same id
+        replaced = {c.document_id for c in chunks if c.id not in state["chunks"]} & doc_ids & state["documents"]
         documents = DocumentCounts(
             total=len(docs),
             added=len(doc_ids - state["documents"]),
             removed=len(state["documents"] - doc_ids),
-            unchanged=len(doc_ids & state["documents"]),
+            unchanged=len(doc_ids & state["documents"]) - len(replaced),
+            replaced=len(replaced),
         )
         with stage("extract"):
             extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
@@ -156,7 +189,7 @@ def run_index(
     doc_of = {c.id: c.document_id for c in chunks}
     titles = {d.id: d.title for d in docs}
     return IndexSummary(
-        input=str(path),
+        input=input,
         documents=documents,
         chunks=len(chunks),
         entities=len(graph.entities),
@@ -193,7 +226,7 @@ def run_index(
             summaries=tuple(summaries["failures"]),
             dropped_records=sum(e.dropped_records for e in extractions),
         ),
-        load=LoadSummary.from_dict(loaded.summary()),
+        load=load,
         llm=cost,
         seconds={**seconds, "total": round(time.perf_counter() - start_all, 3)},
     )

@@ -8,8 +8,8 @@ with ``adopt``, which runs the indexer's community and report stages.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from driftgraph.store.synonyms import SynonymSummary
@@ -44,15 +44,23 @@ class CommunityChanges:
 
 @dataclass(frozen=True)
 class DocumentCounts:
-    """The folder's documents against the database's: what this run added, removed and left alone."""
+    """The folder's documents against the database's: what this run added, removed, replaced (same id, other
+    text: the document API's ``replace``) and left alone."""
 
     total: int
     added: int
     removed: int
     unchanged: int
+    replaced: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "added": self.added, "removed": self.removed, "unchanged": self.unchanged}
+        return {
+            "total": self.total,
+            "added": self.added,
+            "removed": self.removed,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+        }
 
 
 @dataclass(frozen=True)
@@ -259,3 +267,59 @@ class IndexSummary:
         if self.batch is not None:
             out["batch"] = self.batch.to_dict()
         return out
+
+
+Action = Literal["add", "replace", "delete"]
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """A stored document as ``documents list`` shows it; ``text`` only from ``get``."""
+
+    id: str
+    title: str
+    metadata: dict[str, Any]
+    characters: int
+    chunks: int
+    human_readable_id: int | None = None
+    text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "id": self.id,
+            "title": self.title,
+            "metadata": self.metadata,
+            "characters": self.characters,
+            "chunks": self.chunks,
+            "human_readable_id": self.human_readable_id,
+        }
+        return out if self.text is None else {**out, "text": self.text}
+
+
+@dataclass(frozen=True)
+class DocumentChange:
+    """What one add, replace or delete did: the ids it changed, those already stored as given (nothing done),
+    the files not read (with why), and the index run's summary (None when nothing changed)."""
+
+    action: Action
+    documents: tuple[str, ...]
+    unchanged: tuple[str, ...] = ()
+    skipped: tuple[dict[str, str], ...] = ()
+    index: IndexSummary | None = None
+    seconds: float = 0.0
+    warnings: tuple[dict[str, str], ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        return self.index is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "documents": list(self.documents),
+            "unchanged": list(self.unchanged),
+            "skipped": [dict(s) for s in self.skipped],
+            "warnings": [dict(w) for w in self.warnings],
+            "index": None if self.index is None else self.index.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }

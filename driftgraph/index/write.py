@@ -15,6 +15,7 @@ from typing import Any
 
 from driftgraph.index.chunk import Chunk
 from driftgraph.index.communities import Community
+from driftgraph.index.formats.place import spans_json
 from driftgraph.index.load import Document
 from driftgraph.index.merge import Graph
 from driftgraph.index.partition import Previous
@@ -58,6 +59,7 @@ def document_rows(docs: Sequence[Document], number: Numbering | None = None) -> 
             "title": d.title,
             "text": d.text,
             "metadata": d.metadata,
+            "spans": spans_json(d.spans),
             "creation_date": None,
             "human_readable_id": number(d.id),
         }

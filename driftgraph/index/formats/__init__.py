@@ -13,7 +13,7 @@ from collections.abc import Callable
 from driftgraph.index.formats import docx, html, pdf, pptx
 from driftgraph.index.formats.base import EXTRA, Extracted, Unreadable
 from driftgraph.index.formats.markdown import heading_spans
-from driftgraph.index.formats.place import Place, Span, describe, locate
+from driftgraph.index.formats.place import Place, Span, describe, locate, spans_from_json, spans_json
 
 Reader = Callable[[bytes], Extracted]
 READERS: dict[str, Reader] = {
@@ -24,4 +24,16 @@ READERS: dict[str, Reader] = {
     "htm": html.read,
 }
 
-__all__ = ["EXTRA", "READERS", "Extracted", "Place", "Span", "Unreadable", "describe", "heading_spans", "locate"]
+__all__ = [
+    "EXTRA",
+    "READERS",
+    "Extracted",
+    "Place",
+    "Span",
+    "Unreadable",
+    "describe",
+    "heading_spans",
+    "locate",
+    "spans_from_json",
+    "spans_json",
+]

@@ -8,6 +8,7 @@ characters overlap, so a label is exact whatever the chunk size: ``page 3``, ``p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -121,3 +122,17 @@ def heading_sections(blocks: Iterable[tuple[int, str]]) -> list[Section]:
         lines.append(text)
     close()
     return sections
+
+
+def spans_json(spans: Sequence[Span]) -> str | None:
+    """Spans as the JSON string a Document node keeps (None when the document has no places)."""
+    if not spans:
+        return None
+    return json.dumps([[s.start, s.end, s.place.kind, s.place.number, list(s.place.path)] for s in spans])
+
+
+def spans_from_json(text: str | None) -> tuple[Span, ...]:
+    """The inverse of ``spans_json``: a stored document's spans, to chunk it again with its places."""
+    if not text:
+        return ()
+    return tuple(Span(int(a), int(b), Place(kind, int(n), tuple(path))) for a, b, kind, n, path in json.loads(text))
