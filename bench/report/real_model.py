@@ -15,7 +15,9 @@ def _answer_cell(row: dict[str, Any]) -> str:
     if not row.get("answer"):
         verdict = "no answer"
     cites = {True: "citations valid", False: "INVALID citations", None: "no citation"}[row.get("citations_valid")]
-    return f"{verdict}; {cites}; {row.get('context_tokens', 0):,} context tokens"
+    named = row.get("expected_found")  # words of the question's `expect` the answer names (never judged right)
+    words = f"; names {', '.join(named)}" if named else ""
+    return f"{verdict}; {cites}; {row.get('context_tokens', 0):,} context tokens{words}"
 
 
 def section(d: dict[str, Any]) -> list[str]:
