@@ -130,3 +130,33 @@ def test_request_ids_a_client_sends_are_kept_only_when_safe() -> None:
         fresh = accepted(unsafe)
         assert fresh != unsafe and len(fresh) == 32 and int(fresh, 16) >= 0
     assert accepted(None) != accepted(None)
+
+
+def test_scoped_keys_come_from_a_file_and_never_show_their_secret(tmp_path):
+    from driftgraph.errors import ConfigError
+    from driftgraph.serve.auth import ALL_SCOPES, KEYS_FILE_ENV, load_keys, match_key
+
+    path = tmp_path / "keys"
+    lines = ["# comment", "reader-secret-1 read", "", "writer-secret-2 read, write  # ingest", "ops-secret-3 admin db2"]
+    path.write_text("\n".join(lines) + "\n")
+    got = load_keys({KEYS_FILE_ENV: str(path), "DRIFTGRAPH_API_KEY": "all-secret-0"})
+    assert got is not None and [sorted(k.scopes) for k in got] == [
+        sorted(ALL_SCOPES),
+        ["read"],
+        ["read", "write"],
+        sorted(ALL_SCOPES),
+    ]
+    assert "secret" not in repr(got) and [k.database for k in got] == [None, None, None, "db2"]
+    matched = match_key("Bearer writer-secret-2", got)
+    assert matched is not None and matched.scopes == {"read", "write"}
+    assert match_key("Bearer writer-secret", got) is None and match_key("Basic writer-secret-2", got) is None
+    assert load_keys({}) is None
+    path.write_text("reader-secret-1 read\nlonely-secret-9\n")
+    with pytest.raises(ConfigError, match="line 2") as err:
+        load_keys({KEYS_FILE_ENV: str(path)})
+    assert "lonely-secret-9" not in str(err.value)
+    path.write_text("reader-secret-1 read,root\n")
+    with pytest.raises(ConfigError, match="line 1"):
+        load_keys({KEYS_FILE_ENV: str(path)})
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_keys({KEYS_FILE_ENV: str(tmp_path / "missing")})

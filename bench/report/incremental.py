@@ -32,7 +32,9 @@ def section(d: dict) -> list[str]:
         "Then 1 passage, then 10 more, each naming an entity already indexed, are appended and `index` runs again. "
         '"Changed" communities are those whose id (level + members) was not in the database before; '
         '"regenerated" reports include those of kept communities whose rows changed (`reports_outdated`). '
-        "The same two steps are replayed from a cached rebuild with `index.stable_communities: false` "
+        "One more such passage then goes in through the document API (`engine.documents.add`) and out again "
+        '(`delete`), where the run recorded it (mode "document API"). '
+        "The two `index` steps are replayed from a cached rebuild with `index.stable_communities: false` "
         "(the whole graph re-clustered each run, the earlier behaviour).",
         "",
         "| step | mode | communities | changed | share | reports regenerated (outdated) | share "

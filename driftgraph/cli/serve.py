@@ -19,25 +19,27 @@ def serve(
     port: Annotated[int | None, typer.Option("--port", help="Port (default serve.port, 8765; 0 = any free).")] = None,
     mcp: Annotated[bool, typer.Option("--mcp", help="Also serve MCP (streamable HTTP) at /mcp.")] = False,
 ) -> None:
-    """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/chat/completions, /metrics, /docs."""
+    """Serve the index over HTTP: /v1/query/{mode}, /v1/retrievals, /v1/documents, /v1/jobs,
+    /v1/chat/completions, /metrics, /docs. Keys: DRIFTGRAPH_API_KEY (every scope) and DRIFTGRAPH_API_KEYS_FILE
+    (lines 'KEY read|write|admin'); without a key the server binds loopback only and is read-only."""
     _need_serve_extra()
     import uvicorn
 
     from driftgraph.serve import create_app
-    from driftgraph.serve.auth import api_key_from_env, check_exposure
+    from driftgraph.serve.auth import check_exposure, load_keys
     from driftgraph.serve.protocol import with_header_deadline
 
     cfg = load()
     updates = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     if updates:
         cfg = cfg.model_copy(update={"serve": cfg.serve.model_validate({**cfg.serve.model_dump(), **updates})})
-    key = api_key_from_env()
-    check_exposure(cfg.serve.host, key)
+    keys = load_keys()  # DRIFTGRAPH_API_KEY (every scope) and DRIFTGRAPH_API_KEYS_FILE (scoped); never printed
+    check_exposure(cfg.serve.host, "configured" if keys else None)
     sock = _listen(cfg.serve.host, cfg.serve.port)  # before the engine opens: a busy port fails at once
     from driftgraph.api import open_engine
 
     _server_log()
-    asgi = create_app(open_engine(cfg), api_key=key, mcp=mcp)
+    asgi = create_app(open_engine(cfg), keys=keys, mcp=mcp)
     bound = int(sock.getsockname()[1])  # --port 0 picked one
     url = _url(cfg.serve.host, bound)
 

@@ -29,6 +29,7 @@ from driftgraph.config.modes import (
 )
 from driftgraph.config.section import _Section
 from driftgraph.config.services import (
+    DEFAULT_JOBS_DIR,
     EmbeddingsConfig,
     ImportConfig,
     LauncherConfig,
@@ -185,6 +186,11 @@ def load_config(
             index = data["index"] = {}
         if isinstance(index, dict) and isinstance(index.get("cache_dir", DEFAULT_CACHE_DIR), str):
             index["cache_dir"] = resolve_cache_dir(index.get("cache_dir", DEFAULT_CACHE_DIR), base)
+        serve = data.get("serve")
+        if serve is None:
+            serve = data["serve"] = {}
+        if isinstance(serve, dict) and isinstance(serve.get("jobs_dir", DEFAULT_JOBS_DIR), str):
+            serve["jobs_dir"] = resolve_cache_dir(serve.get("jobs_dir", DEFAULT_JOBS_DIR), base)
     for var, (section, key) in ENV_KEYS.items():
         if env.get(var):
             sec = data.setdefault(section, {})

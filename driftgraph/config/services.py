@@ -155,6 +155,9 @@ class ImportConfig(_Section):
     writers: int = Field(2, ge=1, le=64, description="parallel writer sessions for disjoint batches (vectors)")
 
 
+DEFAULT_JOBS_DIR = ".driftgraph/jobs"
+
+
 class ServeConfig(_Section):
     """``driftgraph serve`` / ``driftgraph mcp``: the HTTP API, the OpenAI-compatible endpoint, the MCP server.
 
@@ -194,4 +197,12 @@ class ServeConfig(_Section):
     )
     trace_prune_interval_s: float = Field(
         3600, gt=0, description="how often serve prunes (with trace_retention_days set), first at start"
+    )
+    max_upload_bytes: int = Field(
+        50_000_000, ge=1024, description="larger bodies on /v1/documents (an upload, or JSON text) get 413"
+    )
+    jobs_dir: str = Field(
+        DEFAULT_JOBS_DIR,
+        description="where document jobs and their uploads wait, so a restarted server resumes them (relative: to "
+        "the config file's folder)",
     )

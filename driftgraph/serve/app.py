@@ -19,7 +19,9 @@ from fastapi import FastAPI
 from driftgraph import __version__
 from driftgraph.api import Engine
 from driftgraph.serve import errors
+from driftgraph.serve.auth import ApiKey
 from driftgraph.serve.guard import Guard, mcp_security, served_hosts
+from driftgraph.serve.jobs import Jobs
 from driftgraph.serve.metrics import HttpMetrics, Metrics
 from driftgraph.serve.metrics import install as install_metrics
 from driftgraph.serve.request_id import RequestId
@@ -30,22 +32,35 @@ from driftgraph.serve.state import ServeState
 log = logging.getLogger("driftgraph.serve")
 
 
-def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False, warm: bool = True) -> Any:
-    """The ASGI app for ``engine`` under its config's ``serve`` section."""
+def create_app(
+    engine: Engine,
+    *,
+    api_key: str | None = None,
+    keys: list[ApiKey] | None = None,
+    mcp: bool = False,
+    warm: bool = True,
+    jobs: bool = True,
+) -> Any:
+    """The ASGI app for ``engine`` under its config's ``serve`` section. ``api_key``: keys with every scope
+    (``DRIFTGRAPH_API_KEY``'s value); ``keys``: scoped keys (serve/auth.py ``load_keys``); ``jobs``: run document
+    jobs from ``serve.jobs_dir``."""
     cfg = engine.config.serve
     runner = Runner(cfg)
     metrics = Metrics(runner, cfg) if cfg.metrics else None
-    state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics)
+    queue = Jobs(engine, cfg.jobs_dir) if jobs else None
+    state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics, jobs=queue)
     mcp_server = None
     if mcp:
         from driftgraph.serve.mcp_server import build_mcp
 
-        mcp_server = build_mcp(engine, runner, ask=lambda request: state.ask(request, "mcp"))
+        mcp_server = build_mcp(engine, runner, ask=lambda request: state.ask(request, "mcp"), jobs=queue)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if warm:
             await asyncio.to_thread(_warm, engine)
+        if queue is not None:
+            await asyncio.to_thread(queue.start)  # resumes jobs an earlier run left queued or running
         async with contextlib.AsyncExitStack() as stack:
             if mcp_server is not None:
                 await stack.enter_async_context(mcp_server.session_manager.run())
@@ -63,6 +78,8 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
                     log.warning("waiting up to %gs for %d running questions", cfg.shutdown_grace_s, runner.running)
                 if not await asyncio.to_thread(runner.drain, cfg.shutdown_grace_s):
                     log.warning("questions still running after serve.shutdown_grace_s; their traces may be lost")
+                if queue is not None and not await asyncio.to_thread(queue.stop, cfg.shutdown_grace_s):
+                    log.warning("a document job was still running at shutdown; the next start resumes it")
         engine.close()
 
     app = FastAPI(
@@ -73,9 +90,9 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
     )
     app.state.driftgraph = state
     errors.install(app)
-    from driftgraph.serve import openai_compat, routes_query, routes_retrievals
+    from driftgraph.serve import openai_compat, routes_documents, routes_query, routes_retrievals
 
-    routers = (routes_query.router, routes_retrievals.router, openai_compat.router)
+    routers = (routes_query.router, routes_retrievals.router, routes_documents.router, openai_compat.router)
     for router in routers:
         app.include_router(router)
     if metrics is not None:
@@ -91,13 +108,16 @@ def create_app(engine: Engine, *, api_key: str | None = None, mcp: bool = False,
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(cfg.cors_origins),
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"],
             expose_headers=["Mcp-Session-Id"],
         )
     guarded = Guard(
         app,
         api_key=api_key,
+        scoped=keys,
+        database=engine.config.neo4j.database,
+        max_upload_bytes=cfg.max_upload_bytes,
         max_body_bytes=cfg.max_body_bytes,
         body_timeout_s=cfg.body_timeout_s,
         hosts=served_hosts(cfg.host, cfg.allowed_hosts),

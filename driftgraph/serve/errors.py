@@ -19,7 +19,9 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from driftgraph.errors import (
+    DocumentNotFound,
     DriftgraphError,
+    InputError,
     LLMError,
     NoReportsError,
     QuestionStopped,
@@ -65,6 +67,10 @@ def from_exception(err: BaseException) -> ApiError:
         return ApiError(400, str(err), "invalid_request_error", err.field)
     if isinstance(err, RetrievalNotFound):
         return ApiError(404, str(err), "not_found", "retrieval_id")
+    if isinstance(err, DocumentNotFound):
+        return ApiError(404, str(err), "not_found", "document_id")
+    if isinstance(err, InputError):  # a document the server cannot take (empty, unreadable, refused format)
+        return ApiError(400, str(err), "invalid_request_error", "document")
     if isinstance(err, QuestionStopped):  # its deadline passed (504) or the server is stopping (503)
         if err.reason == "deadline":
             return ApiError(504, str(err), "timeout", "timeout")

@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from driftgraph.config import ServeConfig
-from driftgraph.serve.auth import authorized, keys, needs_auth
+from driftgraph.serve.auth import ALL_SCOPES, NO_KEY_SCOPES, STATE_KEY, ApiKey, keys, match_key, needs_auth
 from driftgraph.serve.errors import error_body
 
 Scope = dict[str, Any]
@@ -78,6 +78,17 @@ def mcp_security(cfg: ServeConfig) -> Any:
     )
 
 
+UPLOADS = "/v1/documents"  # the one route family that also takes multipart/form-data, up to max_upload_bytes
+
+
+def is_upload(path: str) -> bool:
+    return path == UPLOADS or path.startswith(UPLOADS + "/")
+
+
+def is_multipart(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "multipart/form-data"
+
+
 def is_json(content_type: str) -> bool:
     """``application/json`` or ``application/*+json``, any parameters: what every POST route reads. A form or
     text/plain POST (what another origin's page can send without a CORS preflight) is refused."""
@@ -97,12 +108,19 @@ class Guard:
         max_body_bytes: int,
         body_timeout_s: float = 30.0,
         hosts: frozenset[str] = frozenset(LOOPBACK_NAMES),
+        scoped: list[ApiKey] | None = None,
+        max_upload_bytes: int | None = None,
+        database: str | None = None,
     ) -> None:
         self.app = app
         self.hosts = hosts
-        # parsed once, not per request; None: no key configured, nothing guarded (the secret itself is not kept)
-        self.keys: list[str] | None = keys(api_key) if api_key is not None else None
+        # parsed once, not per request; None: no key configured, nothing guarded and read-only. A key setting
+        # given but holding no key guards everything (fails closed)
+        every = [ApiKey(k, ALL_SCOPES) for k in keys(api_key or "")] + list(scoped or [])
+        self.keys: list[ApiKey] | None = every if api_key is not None or scoped else None
         self.max_body_bytes = max_body_bytes
+        self.max_upload_bytes = max(max_upload_bytes or max_body_bytes, max_body_bytes)
+        self.database = database  # the one this server serves; a key bound to another is refused
         self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -123,21 +141,40 @@ class Guard:
             )
             return
         preflight = scope.get("method") == "OPTIONS"  # CORS preflights carry no credentials
-        guarded = not preflight and needs_auth(scope.get("path", ""))
-        if self.keys is not None and guarded and not authorized(headers.get("authorization"), self.keys):
-            await _send_error(
-                send,
-                401,
-                "missing or wrong API key: send Authorization: Bearer <DRIFTGRAPH_API_KEY>",
-                "authentication_error",
-                "invalid_api_key",
-                [(b"www-authenticate", b"Bearer")],
-            )
-            return
+        path = scope.get("path", "")
+        guarded = not preflight and needs_auth(path)
+        scopes = NO_KEY_SCOPES
+        if self.keys is not None and guarded:
+            key = match_key(headers.get("authorization"), self.keys)
+            if key is None:
+                await _send_error(
+                    send,
+                    401,
+                    "missing or wrong API key: send Authorization: Bearer <DRIFTGRAPH_API_KEY>",
+                    "authentication_error",
+                    "invalid_api_key",
+                    [(b"www-authenticate", b"Bearer")],
+                )
+                return
+            if key.database is not None and key.database != self.database:
+                bound = f"this key is bound to database '{key.database}', and this server serves '{self.database}'"
+                await _send_error(send, 403, bound, "permission_error", "database", [])
+                return
+            scopes = key.scopes
+            if path == "/metrics" and "admin" not in scopes:
+                await _send_error(
+                    send, 403, "/metrics needs a key with the admin scope", "permission_error", "scope", []
+                )
+                return
+        scope.setdefault("state", {})[STATE_KEY] = scopes  # routes read it (serve/routes_documents.py)
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
-        if not is_json(headers.get("content-type", "")):
+        upload = is_upload(path)
+        content_type = headers.get("content-type", "")
+        # a form another origin's page can send without a preflight only reaches the document routes, which
+        # refuse it unless it carries a key with the write scope (and a key is never sent cross-origin unasked)
+        if not is_json(content_type) and not (upload and is_multipart(content_type)):
             await _send_error(
                 send,
                 415,
@@ -147,9 +184,10 @@ class Guard:
                 [],
             )
             return
+        limit = self.max_upload_bytes if upload else self.max_body_bytes
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await self._too_large(send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._too_large(send, limit)
             return
         chunks: list[bytes] = []
         size = 0
@@ -165,8 +203,8 @@ class Guard:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
-                await self._too_large(send)
+            if size > limit:
+                await self._too_large(send, limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -184,11 +222,12 @@ class Guard:
 
         await self.app(scope, replay, send)
 
-    async def _too_large(self, send: Any) -> None:
+    async def _too_large(self, send: Any, limit: int) -> None:
+        setting = "max_upload_bytes" if limit != self.max_body_bytes else "max_body_bytes"
         await _send_error(
             send,
             413,
-            f"request body larger than serve.max_body_bytes={self.max_body_bytes}",
+            f"request body larger than serve.{setting}={limit}",
             "request_too_large",
             "body",
             [],

@@ -3,6 +3,8 @@
 ``local_search``, ``drift_search``, ``global_search`` and ``basic_search`` take the question and each mode's
 main knobs and return the answer, the retrieval id and a short account (route, items in/out, budget, stop
 reason, cost), so an agent sees what it spent. ``get_retrieval`` and ``retrieval_cypher`` read a stored trace.
+``list_documents`` lists the stored documents; under ``serve --mcp``, ``add_document``, ``delete_document`` and
+``get_job`` change them through the server's job queue, for a key with the ``write`` scope (serve/auth.py).
 The config's caps bound every call (``serve/limits.py``): a tool may lower ``max_llm_calls``, ``max_depth`` or a
 budget, and a raise is refused with the server's limit.
 Served over stdio by ``driftgraph mcp`` and as streamable HTTP at ``/mcp`` by ``driftgraph serve --mcp``.
@@ -14,12 +16,15 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery, QueryRequest, SearchResult
 from driftgraph.api import Engine
 from driftgraph.errors import DriftgraphError
+from driftgraph.serve.auth import NO_KEY_SCOPES, STATE_KEY
 from driftgraph.serve.errors import ApiError
+from driftgraph.serve.jobs import JobError, Jobs
 from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.runner import Runner
 
@@ -55,10 +60,14 @@ def summary(result: SearchResult) -> dict[str, Any]:
 
 
 def build_mcp(
-    engine: Engine, runner: Runner, ask: Callable[[QueryRequest], Awaitable[SearchResult]] | None = None
+    engine: Engine,
+    runner: Runner,
+    ask: Callable[[QueryRequest], Awaitable[SearchResult]] | None = None,
+    jobs: Jobs | None = None,
 ) -> Any:
     """An ``MCPServer`` whose tools run on ``runner`` (the same busy gate, deadline and cancellation as HTTP);
-    ``ask`` answers a request on the runner (``serve`` passes its counted ``ServeState.ask``)."""
+    ``ask`` answers a request on the runner (``serve`` passes its counted ``ServeState.ask``); ``jobs``: the
+    server's document queue (the document-changing tools exist only with it)."""
 
     async def direct(request: QueryRequest) -> SearchResult:
         deadline = runner.deadline(request.timeout_s)
@@ -157,5 +166,53 @@ def build_mcp(
         """Cypher that draws a stored retrieval's subgraph in Neo4j Browser."""
         text: str = await call(lambda: engine.retrieval_cypher(retrieval_id), page=True)
         return text
+
+    @server.tool()
+    async def list_documents() -> dict[str, Any]:
+        """The stored documents: id, title, metadata, size and chunks."""
+        docs = await call(engine.documents.list, page=True)
+        return {"documents": [d.to_dict() for d in docs]}
+
+    if jobs is None:
+        return server
+    queue = jobs
+
+    def writable(ctx: Context) -> None:
+        request = ctx.request_context.request
+        scope = getattr(request, "scope", None) or {}
+        if "write" not in scope.get("state", {}).get(STATE_KEY, NO_KEY_SCOPES):
+            raise ToolError("changing documents needs a key with the write scope (serve/auth.py)")
+
+    @server.tool()
+    async def add_document(
+        text: Annotated[str, Field(description="The document's text.")],
+        ctx: Context,
+        title: Annotated[str | None, Field(description="Its title.")] = None,
+        document_id: Annotated[str | None, Field(description="Its id (default: the sha256 of the text).")] = None,
+    ) -> dict[str, Any]:
+        """Add a document; returns the job (get_job follows it). Text already stored under its id is a no-op."""
+        writable(ctx)
+        if not text.strip():
+            raise ToolError("the document's text is empty")
+        return queue.submit("add", text=text, title=title, document_id=document_id).public()
+
+    @server.tool()
+    async def delete_document(
+        document_id: Annotated[str, Field(description="A stored document's id (list_documents).")], ctx: Context
+    ) -> dict[str, Any]:
+        """Delete a document and what only it contributed; returns the job."""
+        writable(ctx)
+        await call(lambda: engine.documents.get(document_id), page=True)  # an unknown id is the tool's error
+        return queue.submit("delete", document_id=document_id).public()
+
+    @server.tool()
+    async def get_job(
+        job_id: Annotated[str, Field(description="A job id from add_document or delete_document.")],
+    ) -> dict[str, Any]:
+        """A document job: state (queued, running, done, failed, cancelled) and what the change did."""
+        try:
+            return queue.get(job_id).public()
+        except JobError as err:
+            raise ToolError(str(err)) from None
 
     return server

@@ -20,6 +20,7 @@ from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
 from driftgraph.deadline import Deadline
 from driftgraph.serve.errors import from_exception
+from driftgraph.serve.jobs import Jobs
 from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.metrics import Metrics
 from driftgraph.serve.request_id import SCOPE_KEY
@@ -35,6 +36,7 @@ class ServeState:
     runner: Runner
     cfg: ServeConfig
     metrics: Metrics | None = None
+    jobs: Jobs | None = None  # document changes (serve/jobs.py); None when the app runs without them
 
     async def ask(
         self,

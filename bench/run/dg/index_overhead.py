@@ -18,7 +18,9 @@ Incremental part: passages after the first N whose names (as the fake extractor 
 entity already indexed are appended in steps (``--add 1,10``: one passage, then ten more), and each step
 is an ordinary `index` run. Per step: communities in total, communities whose membership changed (ids not
 in the database before), reports generated (and of those, reports of kept communities whose data changed),
-their shares, chat calls and wall time. The same steps are then replayed with
+their shares, chat calls and wall time. Then one more such passage goes in through the document API
+(``engine.documents.add``) and out again (``delete``): the share of reports each regenerates. The same steps
+(not the document ones) are then replayed with
 ``index.stable_communities: false`` (re-clustering the whole graph each run, the behaviour before stable
 communities) from a cached rebuild of the first N, so both modes are measured in one invocation.
 """
@@ -135,6 +137,20 @@ def _step(label: str, mode: str, s: dict, wall: float) -> dict:
     }
 
 
+def _document_steps(rt, text: str) -> list[dict]:
+    """One passage added through the document API, then deleted: what each change regenerates."""
+    from driftgraph.index.documents import add_documents, delete_documents
+
+    out = []
+    t0 = time.perf_counter()
+    added = add_documents(rt, text=text)
+    out.append(_step("documents add 1", "document API", added.index.to_dict(), time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    gone = delete_documents(rt, list(added.documents))
+    out.append(_step("documents delete 1", "document API", gone.index.to_dict(), time.perf_counter() - t0))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="driftgraph index overhead with an instant fake LLM")
     parser.add_argument("--chunks", type=int, default=1000)
@@ -187,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
                             "failures": s["failures"]["count"],
                         }
                     )
-                extra = _touching(args.data, args.chunks, sum(adds)) if adds else []
+                extra = _touching(args.data, args.chunks, sum(adds) + 1) if adds else []
                 for mode, stable in (("stable", True), ("re-cluster all", False)):
                     if not adds:
                         break
@@ -202,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
                         done += n
                         s, wall = index()
                         steps.append(_step(f"+{n} passage{'s' if n > 1 else ''}", mode, s, wall))
+                    if stable and len(extra) > done:
+                        steps += _document_steps(Runtime(cfg, store=store, embedder=HashEmbedder()), extra[done])
     finally:
         server.terminate()
         server.wait(timeout=10)
