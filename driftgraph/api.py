@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from driftgraph.doctor import DoctorReport
     from driftgraph.importers.summary import ExportSummary, ImportSummary
     from driftgraph.index.documents import Source
+    from driftgraph.index.progress import StageListener
     from driftgraph.index.summary import DocumentChange, DocumentInfo, IndexSummary
     from driftgraph.llm.embedder import Embedder
     from driftgraph.query.drift.result import DriftResult
@@ -266,7 +267,8 @@ class Engine:
 
 class Documents:
     """``engine.documents``: each change brings the index to the stored documents plus that change, as ``index``
-    does for a folder (index/documents.py), and returns what it did (``to_dict()``: the CLI's ``--json``)."""
+    does for a folder (index/documents.py), and returns what it did (``to_dict()``: the CLI's ``--json``).
+    ``progress`` shows bars on stderr; ``on_stage(stage, done, total)`` hears each stage move."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -280,13 +282,21 @@ class Documents:
         id: str | None = None,
         metadata: dict[str, Any] | None = None,
         progress: bool = False,
+        on_stage: StageListener | None = None,
     ) -> DocumentChange:
         """Add a file or folder (path), an upload ``(name, bytes)`` or ``text``; ``id`` defaults to the sha256 of
         the text, and text already stored under its id is a no-op."""
         from driftgraph.index.documents import add_documents
 
         return add_documents(
-            self.runtime, source, text=text, title=title, doc_id=id, metadata=metadata, progress=progress
+            self.runtime,
+            source,
+            text=text,
+            title=title,
+            doc_id=id,
+            metadata=metadata,
+            progress=progress,
+            on_stage=on_stage,
         )
 
     def replace(
@@ -298,17 +308,18 @@ class Documents:
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
         progress: bool = False,
+        on_stage: StageListener | None = None,
     ) -> DocumentChange:
         """Replace document ``id`` (it keeps its id) by a file, an upload or ``text``."""
         from driftgraph.index.documents import replace_document
 
         return replace_document(self.runtime, id, source, text=text, title=title, metadata=metadata, progress=progress)
 
-    def delete(self, *ids: str, progress: bool = False) -> DocumentChange:
+    def delete(self, *ids: str, progress: bool = False, on_stage: StageListener | None = None) -> DocumentChange:
         """Delete documents and everything only they contributed."""
         from driftgraph.index.documents import delete_documents
 
-        return delete_documents(self.runtime, ids, progress=progress)
+        return delete_documents(self.runtime, ids, progress=progress, on_stage=on_stage)
 
     def list(self) -> list[DocumentInfo]:
         from driftgraph.index.documents import list_documents

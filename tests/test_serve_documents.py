@@ -28,7 +28,7 @@ WRITER, READER, ELSEWHERE = "writer-key-5c1e", "reader-key-77aa", "elsewhere-key
 QUESTION = "What does the Brightwater turbine feed in Ellis?"
 
 
-def _server(tmp: Path, neo4j: dict, fake: Any, keys: bool = True) -> Server:
+def _server(tmp: Path, neo4j: dict, fake: Any, keys: bool = True, *args: str) -> Server:
     cwd = tmp / ("keyed" if keys else "open")
     write_config(
         cwd,
@@ -41,7 +41,7 @@ def _server(tmp: Path, neo4j: dict, fake: Any, keys: bool = True) -> Server:
         keys_text = f"# test keys\n{WRITER} read,write\n{READER} read\n{ELSEWHERE} read,write another-db\n"
         (tmp / "keys").write_text(keys_text, encoding="utf-8")
         env["DRIFTGRAPH_API_KEYS_FILE"] = str(tmp / "keys")
-    return Server(cwd, env).wait_ready()
+    return Server(cwd, env, *args).wait_ready()
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -82,6 +82,10 @@ def test_upload_ask_replace_delete_over_http_with_scoped_keys(store, neo4j_confi
         pdf_job = _wait(url, accepted.json())
         assert pdf_job["state"] == "done", pdf_job
         assert pdf_job["result"]["index"]["documents"]["added"] == 1
+        stages = pdf_job["progress"]  # what GET /v1/jobs/{id} showed as the change moved, at its end
+        chunks = pdf_job["result"]["index"]["chunks"]
+        assert stages["extract"] == {"done": chunks, "total": chunks} and chunks > 1
+        assert {"load", "chunk", "write", "communities", "reports"} <= set(stages) and pdf_job["stage"] is None
         pdf_id = pdf_job["result"]["documents"][0]
 
         docx = _docx(tmp_path / "handbook.docx", "Marta Quill schedules the Ellis crane shifts each week.")
@@ -218,17 +222,7 @@ def test_mcp_document_tools_follow_the_key_scopes(store, neo4j_config, fake_llm,
     import anyio
 
     fake_llm.responder = answer_responder
-    cwd = tmp_path / "mcp"
-    write_config(
-        cwd,
-        {"metrics": False},
-        llm={"base_url": fake_llm.base_url, "model": "fake-model", "backoff_base_s": 0.0},
-        index={**INDEX, "cache_dir": str(tmp_path / "cache")},
-    )
-    env = serve_env(neo4j_config, fake_llm)
-    (tmp_path / "keys").write_text(f"{WRITER} read,write\n{READER} read\n", encoding="utf-8")
-    env["DRIFTGRAPH_API_KEYS_FILE"] = str(tmp_path / "keys")
-    srv = Server(cwd, env, "--mcp").wait_ready()
+    srv = _server(tmp_path, neo4j_config, fake_llm, True, "--mcp")
     try:
         reader = anyio.run(_mcp_session, srv.url, READER)
         assert {"add_document", "delete_document", "get_job", "list_documents"} <= reader["tools"]

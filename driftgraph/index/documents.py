@@ -26,6 +26,7 @@ from driftgraph.errors import DocumentNotFound, InputError
 from driftgraph.index.formats import spans_from_json
 from driftgraph.index.load import Document, LoadReport, document_id, load_documents, read_named
 from driftgraph.index.pipeline import sync_corpus
+from driftgraph.index.progress import StageListener
 from driftgraph.index.summary import Action, DocumentChange, DocumentInfo, IndexSummary, LoadSummary
 from driftgraph.store.schema import read_meta
 
@@ -59,6 +60,7 @@ def add_documents(
     doc_id: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     progress: bool = False,
+    on_stage: StageListener | None = None,
 ) -> DocumentChange:
     """Add the documents of ``source`` (a file or folder path, or ``(name, bytes)``) or ``text``."""
     start = time.perf_counter()
@@ -77,7 +79,7 @@ def add_documents(
                 raise InputError(
                     f"a document with id {doc.id!r} is stored with other text: use `documents replace {doc.id}`"
                 )
-        summary = _sync(rt, [*corpus.values(), *new], read, "add", progress) if new else None
+        summary = _sync(rt, [*corpus.values(), *new], read, "add", progress, on_stage) if new else None
     return DocumentChange(
         "add",
         tuple(d.id for d in new),
@@ -98,6 +100,7 @@ def replace_document(
     title: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     progress: bool = False,
+    on_stage: StageListener | None = None,
 ) -> DocumentChange:
     """Replace the stored document ``doc_id`` by ``source`` or ``text``; it keeps its id (and, for ``text``,
     its title and metadata unless given)."""
@@ -114,13 +117,15 @@ def replace_document(
         if new.text == old.text and new.title == old.title and new.metadata == old.metadata:
             return DocumentChange("replace", (), (doc_id,), seconds=time.perf_counter() - start)
         corpus[doc_id] = new
-        summary = _sync(rt, list(corpus.values()), read, "replace", progress)
+        summary = _sync(rt, list(corpus.values()), read, "replace", progress, on_stage)
     return DocumentChange(
         "replace", (doc_id,), (), tuple(read.skipped), summary, time.perf_counter() - start, tuple(read.warnings)
     )
 
 
-def delete_documents(rt: Runtime, doc_ids: Sequence[str], *, progress: bool = False) -> DocumentChange:
+def delete_documents(
+    rt: Runtime, doc_ids: Sequence[str], *, progress: bool = False, on_stage: StageListener | None = None
+) -> DocumentChange:
     """Delete the stored documents ``doc_ids`` and everything only they contributed."""
     start = time.perf_counter()
     if not doc_ids:
@@ -134,7 +139,7 @@ def delete_documents(rt: Runtime, doc_ids: Sequence[str], *, progress: bool = Fa
             )
         gone = set(doc_ids)
         kept = [d for d in corpus.values() if d.id not in gone]
-        summary = _sync(rt, kept, LoadReport(), "delete", progress)
+        summary = _sync(rt, kept, LoadReport(), "delete", progress, on_stage)
     return DocumentChange("delete", tuple(sorted(gone)), (), (), summary, time.perf_counter() - start)
 
 
@@ -204,7 +209,14 @@ def folder_order(doc: Document) -> tuple[str, int, str]:
     return (path, place if isinstance(place, int) else 0, doc.id)
 
 
-def _sync(rt: Runtime, docs: list[Document], read: LoadReport, action: Action, progress: bool) -> IndexSummary:
+def _sync(
+    rt: Runtime,
+    docs: list[Document],
+    read: LoadReport,
+    action: Action,
+    progress: bool,
+    on_stage: StageListener | None = None,
+) -> IndexSummary:
     meta = read_meta(rt.store)
     if meta is not None and meta.filled_by != "index":
         raise InputError(
@@ -218,6 +230,7 @@ def _sync(rt: Runtime, docs: list[Document], read: LoadReport, action: Action, p
         input=f"documents {action}",
         load=LoadSummary.from_dict(read.summary()),
         progress=progress,
+        on_stage=on_stage,
     )
 
 

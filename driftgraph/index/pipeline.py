@@ -22,7 +22,7 @@ from driftgraph.index.extract import ChunkExtraction, extract_all
 from driftgraph.index.keep import keep_failed
 from driftgraph.index.load import Document, load_documents
 from driftgraph.index.merge import merge, summarize_descriptions
-from driftgraph.index.progress import Bars
+from driftgraph.index.progress import Bars, StageListener
 from driftgraph.index.reports import generate_reports
 from driftgraph.index.summary import (
     ChunkFailure,
@@ -99,11 +99,12 @@ def sync_corpus(
     chat: ChatClient | None = None,
     load_seconds: float = 0.0,
     check_foreign: bool = True,
+    on_stage: StageListener | None = None,
 ) -> IndexSummary:
     """Make the database's index hold exactly ``docs``: what ``index`` does after reading its folder, and what
     the document API (index/documents.py) does with the stored documents plus one change. ``docs`` may be
     empty (the last document deleted): everything is then removed. ``check_foreign`` is False only for a
-    caller that ran its own check of an imported index."""
+    caller that ran its own check of an imported index; ``on_stage`` hears each stage's progress (serve's jobs)."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {"load": round(load_seconds, 3)}
     start_all = time.perf_counter() - load_seconds
@@ -118,7 +119,7 @@ def sync_corpus(
     enc = cfg.tokenizer.encoding
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
-    with Bars(progress) as bars:
+    with Bars(progress, listener=on_stage) as bars:
         bars.done("load", len(docs))
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)

@@ -1,14 +1,21 @@
 """Rich progress bars on stderr for long indexing work, one per stage or batch round; a no-op when disabled
-(``--json`` runs and tests), so callers never branch on it."""
+(``--json`` runs and tests), so callers never branch on it. A ``listener`` hears every stage's (done, total)
+as it moves, bars or not: the document jobs of ``serve`` report it (serve/jobs.py)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
+# (stage, done, total or None when not known in advance)
+StageListener = Callable[[str, int, int | None], None]
+
 
 class Bars:
-    def __init__(self, enabled: bool, label_width: int = 12) -> None:
+    def __init__(self, enabled: bool, label_width: int = 12, listener: StageListener | None = None) -> None:
+        self._listener = listener
+        self._lock = threading.Lock()  # stages advance from the extraction's worker threads
         self._bar: Any = None
         if enabled:
             from rich.console import Console
@@ -38,10 +45,21 @@ class Bars:
 
     def counter(self, name: str, total: int | None) -> Callable[[int], None]:
         """Like ``task``, for stages that report whole batches: the function advances by its argument."""
-        if self._bar is None:
-            return lambda n: None
-        tid = self._bar.add_task(name, total=total)
-        return lambda n: self._bar.advance(tid, n)
+        tid = self._bar.add_task(name, total=total) if self._bar is not None else None
+        listener = self._listener
+        if listener is None:
+            return (lambda n: None) if tid is None else (lambda n: self._bar.advance(tid, n))
+        done = [0]
+        listener(name, 0, total)
+
+        def advance(n: int) -> None:
+            with self._lock:
+                done[0] += n
+                listener(name, done[0], total)
+            if tid is not None:
+                self._bar.advance(tid, n)
+
+        return advance
 
     def done(self, name: str, total: int = 1) -> None:
         """A stage that finished in one go, shown complete."""

@@ -48,6 +48,8 @@ class Job:
     metadata: dict[str, Any] = field(default_factory=dict)
     input: str | None = None  # file name of the upload (its bytes are in the job's folder), or None for text
     runs: int = 0  # > 1: resumed after a server stop
+    stage: str | None = None  # the stage the running change is in (load, extract, ..., indexes)
+    progress: dict[str, dict[str, int | None]] = field(default_factory=dict)  # stage -> {done, total}
     result: dict[str, Any] | None = None  # the DocumentChange, as the CLI's --json prints it
     error: str | None = None
 
@@ -196,6 +198,13 @@ class Jobs:
 
     def _run(self, job: Job) -> dict[str, Any]:
         docs = self.engine.documents
+        job.progress = {}
+
+        def heard(stage: str, done: int, total: int | None) -> None:  # GET /v1/jobs/{id} reads it as it moves
+            # a new dict each time, never one changed in place: a reader copying the job meanwhile sees a whole one
+            job.progress = {**job.progress, stage: {"done": done, "total": total}}
+            job.stage = stage
+
         folder = self.dir / job.id
         text = source = None
         if job.input is not None:
@@ -204,20 +213,21 @@ class Jobs:
             text = (folder / "input.txt").read_text(encoding="utf-8")
         meta = job.metadata or None
         if job.action == "add":
-            change = docs.add(source, text=text, title=job.title, id=job.document_id, metadata=meta)
+            change = docs.add(source, text=text, title=job.title, id=job.document_id, metadata=meta, on_stage=heard)
         elif job.action == "replace":
             if job.document_id is None:
                 raise InputError("a replace job needs a document id")
-            change = docs.replace(job.document_id, source, text=text, title=job.title, metadata=meta)
+            change = docs.replace(job.document_id, source, text=text, title=job.title, metadata=meta, on_stage=heard)
         else:
             if job.document_id is None:
                 raise InputError("a delete job needs a document id")
-            change = docs.delete(job.document_id)
+            change = docs.delete(job.document_id, on_stage=heard)
         return change.to_dict()
 
     def _finish(self, job: Job, state: str, *, result: dict[str, Any] | None = None, error: str | None = None) -> None:
         with self._wake:
             job.state, job.finished_at, job.result, job.error = state, _now(), result, error
+            job.stage = None
             self._save(job)
         for name in ("input.bin", "input.txt"):  # the change is in the index now (or failed for good)
             (self.dir / job.id / name).unlink(missing_ok=True)
