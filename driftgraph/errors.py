@@ -9,6 +9,7 @@ The tree::
     │   ├── HistoryError             a history turn is malformed
     │   └── BudgetError              the budget arithmetic leaves no room
     ├── StoreError                   Neo4j unreachable, auth, missing database, a failed statement
+    │   ├── IndexBusy                another process is changing this database's index (the writer lock)
     │   ├── SchemaMismatch           the database was built with another embedder / dimension
     │   └── IngestError              a write batch failed (says how many rows were committed)
     ├── RetrievalNotFound            no stored retrieval with that id
@@ -79,6 +80,10 @@ class StoreError(DriftgraphError):
 
 class SchemaMismatch(StoreError):
     """The database remembers another embedder or dimension than the configured one."""
+
+
+class IndexBusy(StoreError):
+    """Another ``index``, ``documents`` change or document job holds this database's writer lock."""
 
 
 class IngestError(StoreError):

@@ -234,3 +234,57 @@ def test_an_upload_is_read_by_its_name_and_an_imported_index_is_refused(cfg, sto
         with pytest.raises(InputError, match="import-graphrag"):
             eng.documents.add(text=FERRY)
         assert [d.id for d in eng.documents.list()] == [doc.id], "a refused change changes nothing"
+
+
+def test_one_writer_at_a_time_across_processes_and_a_dead_holder_lapses(cfg, store):
+    import time
+
+    from driftgraph.errors import IndexBusy
+    from driftgraph.store.lock import writer_lock
+
+    with Engine(cfg) as eng:
+        first = eng.documents.add(text=FERRY, title="ferry")
+        assert store.read("tests/lock_state", lock="index")[0]["owner"] is None, "released after the change"
+        # another process holds the lock: a change is refused before it reads or writes anything
+        other = "index /data (pid 4242 on elsewhere)"
+        away = {"machine": "elsewhere", "pid": 4242, "stale": None}  # a pid on another machine says nothing here
+        taken = store.run("admin/lock_take", lock="index", owner="other-process", holder=other, ttl_ms=600_000, **away)
+        assert taken[0]["taken"]
+        with pytest.raises(IndexBusy, match="pid 4242 on elsewhere"):
+            eng.documents.add(text="Captain Tomas Reyes now runs the Kelmouth Ferry.")
+        with pytest.raises(IndexBusy):
+            eng.documents.delete(first.documents[0])
+        assert [d.id for d in eng.documents.list()] == list(first.documents)
+        # that process died: its lock lapses, and the next writer takes it over
+        store.run("tests/lapse_lock", lock="index")
+        second = eng.documents.add(text="Captain Tomas Reyes now runs the Kelmouth Ferry.")
+        assert second.changed and len(eng.documents.list()) == 2
+        assert store.read("tests/lock_state", lock="index")[0]["owner"] is None
+
+    # a live holder renews its lock, so it never lapses under a long run
+    with writer_lock(store, "a long test run", ttl_s=0.6):
+        time.sleep(1.5)
+        late = {"owner": "late", "holder": "late", "machine": "elsewhere", "pid": 1, "stale": None, "ttl_ms": 1000}
+        row = store.run("admin/lock_take", lock="index", **late)[0]
+        assert not row["taken"] and "a long test run" in row["holder"]
+    assert store.run("admin/lock_take", lock="index", **late)[0]["taken"]
+
+
+def test_a_holder_on_this_machine_whose_process_is_gone_is_taken_over_at_once(cfg, store):
+    import subprocess
+    import sys
+
+    from driftgraph.store.lock import machine_id
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)  # a process that ran here and exited
+    for machine, pid, refused in ((machine_id(), dead_pid, False), ("another-machine", dead_pid, True)):
+        store.run("admin/lock_take", lock="index", owner="crashed", holder="index docs (crashed)", machine=machine,
+                  pid=pid, stale=None, ttl_ms=600_000)  # fmt: skip
+        with Engine(cfg) as eng:
+            if refused:  # on another machine its pid says nothing: wait for the lapse
+                with pytest.raises(Exception, match="crashed"):
+                    eng.documents.add(text=FERRY + " (again)")
+            else:
+                assert eng.documents.add(text=FERRY).changed
+        store.run("tests/lapse_lock", lock="index")

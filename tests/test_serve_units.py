@@ -160,3 +160,17 @@ def test_scoped_keys_come_from_a_file_and_never_show_their_secret(tmp_path):
         load_keys({KEYS_FILE_ENV: str(path)})
     with pytest.raises(ConfigError, match="cannot read"):
         load_keys({KEYS_FILE_ENV: str(tmp_path / "missing")})
+
+
+def test_a_jobs_dir_that_cannot_be_made_is_one_clear_error_and_no_job_is_taken(tmp_path):
+    from driftgraph.errors import ConfigError
+    from driftgraph.serve.jobs import JobError, Jobs
+
+    blocker = tmp_path / "jobs"
+    blocker.write_text("a file where the folder should be")
+    queue = Jobs(None, blocker / "inner")  # type: ignore[arg-type]  # no job runs: the engine is never reached
+    with pytest.raises(ConfigError, match="serve.jobs_dir"):
+        queue.start()
+    with pytest.raises(JobError) as err:
+        queue.submit("add", text="Some text.")
+    assert err.value.status == 503 and not list(tmp_path.rglob("job.json"))

@@ -5,6 +5,7 @@ CREATE CONSTRAINT community_id IF NOT EXISTS FOR (n:__Community__) REQUIRE n.id 
 CREATE CONSTRAINT claim_id IF NOT EXISTS FOR (n:Claim) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT retrieval_id IF NOT EXISTS FOR (n:Retrieval) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT drift_step_id IF NOT EXISTS FOR (n:DriftStep) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT driftgraph_lock_name IF NOT EXISTS FOR (n:DriftgraphLock) REQUIRE n.name IS UNIQUE;
 CREATE CONSTRAINT related_id IF NOT EXISTS FOR ()-[r:RELATED]-() REQUIRE r.id IS UNIQUE;
 CREATE INDEX entity_title IF NOT EXISTS FOR (n:__Entity__) ON (n.title);
 CREATE INDEX community_level IF NOT EXISTS FOR (n:__Community__) ON (n.level);

@@ -28,6 +28,7 @@ from driftgraph.index.load import Document, LoadReport, document_id, load_docume
 from driftgraph.index.pipeline import sync_corpus
 from driftgraph.index.progress import StageListener
 from driftgraph.index.summary import Action, DocumentChange, DocumentInfo, IndexSummary, LoadSummary
+from driftgraph.store.lock import writer_lock
 from driftgraph.store.schema import read_meta
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 
 Source = str | Path | tuple[str, bytes]
 
-# one change at a time in this process: two concurrent changes would each sync their own corpus and undo the other
+# one change at a time: two concurrent changes would each sync their own corpus and undo the other. In this
+# process the threads queue on this lock; across processes the database's writer lock (store/lock.py) refuses
 _CHANGING = threading.Lock()
 
 
@@ -65,7 +67,7 @@ def add_documents(
     """Add the documents of ``source`` (a file or folder path, or ``(name, bytes)``) or ``text``."""
     start = time.perf_counter()
     read = read_source(rt, source, text=text, title=title, doc_id=doc_id, metadata=metadata)
-    with _CHANGING:
+    with _CHANGING, writer_lock(rt.store, "documents add"):
         corpus = stored_corpus(rt.store)
         new: list[Document] = []
         unchanged: list[str] = []
@@ -106,7 +108,7 @@ def replace_document(
     its title and metadata unless given)."""
     start = time.perf_counter()
     read = read_source(rt, source, text=text, title=title, doc_id=doc_id, metadata=metadata)
-    with _CHANGING:
+    with _CHANGING, writer_lock(rt.store, "documents replace"):
         corpus = stored_corpus(rt.store)
         old = corpus.get(doc_id)
         if old is None:
@@ -130,7 +132,7 @@ def delete_documents(
     start = time.perf_counter()
     if not doc_ids:
         raise InputError("documents delete: give at least one document id")
-    with _CHANGING:
+    with _CHANGING, writer_lock(rt.store, "documents delete"):
         corpus = stored_corpus(rt.store)
         missing = [i for i in doc_ids if i not in corpus]
         if missing:

@@ -44,6 +44,7 @@ from driftgraph.store import ingest
 from driftgraph.store.calibration import calibrate
 from driftgraph.store.foreign import refuse_foreign
 from driftgraph.store.index_state import read_state, stored_reports
+from driftgraph.store.lock import writer_lock
 from driftgraph.store.schema import ensure_schema, mark_filled_by, read_meta
 from driftgraph.store.synonyms import link_synonyms
 
@@ -119,7 +120,8 @@ def sync_corpus(
     enc = cfg.tokenizer.encoding
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
-    with Bars(progress, listener=on_stage) as bars:
+    what = input if input.startswith("documents ") else f"index {input}"
+    with writer_lock(store, what), Bars(progress, listener=on_stage) as bars:
         bars.done("load", len(docs))
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)

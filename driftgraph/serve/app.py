@@ -18,6 +18,7 @@ from fastapi import FastAPI
 
 from driftgraph import __version__
 from driftgraph.api import Engine
+from driftgraph.errors import ConfigError
 from driftgraph.serve import errors
 from driftgraph.serve.auth import ApiKey
 from driftgraph.serve.guard import Guard, mcp_security, served_hosts
@@ -60,7 +61,11 @@ def create_app(
         if warm:
             await asyncio.to_thread(_warm, engine)
         if queue is not None:
-            await asyncio.to_thread(queue.start)  # resumes jobs an earlier run left queued or running
+            try:
+                await asyncio.to_thread(queue.start)  # resumes jobs an earlier run left queued or running
+            except ConfigError as err:  # questions can still be answered; document changes answer 503
+                log.warning("document jobs are off: %s", err)
+                state.jobs = None
         async with contextlib.AsyncExitStack() as stack:
             if mcp_server is not None:
                 await stack.enter_async_context(mcp_server.session_manager.run())

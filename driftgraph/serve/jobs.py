@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import DocumentNotFound, DriftgraphError, InputError
+from driftgraph.errors import ConfigError, DocumentNotFound, DriftgraphError, InputError
 
 if TYPE_CHECKING:
     from driftgraph.api import Engine
@@ -80,7 +80,13 @@ class Jobs:
     def start(self) -> int:
         """Load every stored job, queue again those not finished (an interrupted one runs again), start the
         worker; returns how many were queued again."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(
+                f"serve.jobs_dir={self.dir} cannot be created ({err.strerror or err}): set serve.jobs_dir to a "
+                "writable folder"
+            ) from None
         again = 0
         for path in sorted(self.dir.glob("*/job.json")):
             try:
@@ -122,6 +128,8 @@ class Jobs:
         """Store the job (and its input) durably, then queue it."""
         if action not in ACTIONS:
             raise ValueError(action)
+        if self._thread is None:
+            raise JobError("document jobs are not running on this server (its log says why)", 503)
         job = Job(
             id=uuid.uuid4().hex,
             action=action,

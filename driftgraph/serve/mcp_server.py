@@ -194,7 +194,10 @@ def build_mcp(
         writable(ctx)
         if not text.strip():
             raise ToolError("the document's text is empty")
-        return queue.submit("add", text=text, title=title, document_id=document_id).public()
+        try:
+            return queue.submit("add", text=text, title=title, document_id=document_id).public()
+        except JobError as err:
+            raise ToolError(str(err)) from None
 
     @server.tool()
     async def delete_document(
@@ -203,7 +206,10 @@ def build_mcp(
         """Delete a document and what only it contributed; returns the job."""
         writable(ctx)
         await call(lambda: engine.documents.get(document_id), page=True)  # an unknown id is the tool's error
-        return queue.submit("delete", document_id=document_id).public()
+        try:
+            return queue.submit("delete", document_id=document_id).public()
+        except JobError as err:
+            raise ToolError(str(err)) from None
 
     @server.tool()
     async def get_job(

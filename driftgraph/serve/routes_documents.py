@@ -68,8 +68,7 @@ async def add_document(request: Request) -> Response:
     """Add a document (text or an upload); 202 with the job. Text already stored under its id is a no-op."""
     require(request, "write")
     body = await _body(request)
-    job = jobs(request).submit("add", document_id=body.pop("id", None), **body)
-    return _accepted(job.public())
+    return _accepted(_submit(request, "add", document_id=body.pop("id", None), **body))
 
 
 @router.put("/v1/documents/{document_id}", tags=["documents"], status_code=202)
@@ -79,8 +78,7 @@ async def replace_document(document_id: str, request: Request) -> Response:
     body = await _body(request)
     body.pop("id", None)
     await _stored(request, document_id)
-    job = jobs(request).submit("replace", document_id=document_id, **body)
-    return _accepted(job.public())
+    return _accepted(_submit(request, "replace", document_id=document_id, **body))
 
 
 @router.delete("/v1/documents/{document_id}", tags=["documents"], status_code=202)
@@ -88,7 +86,7 @@ async def delete_document(document_id: str, request: Request) -> Response:
     """Delete a stored document and what only it contributed; 404 for an unknown id, else 202 with the job."""
     require(request, "write")
     await _stored(request, document_id)
-    return _accepted(jobs(request).submit("delete", document_id=document_id).public())
+    return _accepted(_submit(request, "delete", document_id=document_id))
 
 
 @router.get("/v1/jobs", tags=["documents"])
@@ -114,6 +112,13 @@ async def cancel_job(job_id: str, request: Request) -> Response:
         return json_response(jobs(request).cancel(job_id).public())
     except JobError as err:
         raise ApiError(err.status, str(err), "not_found" if err.status == 404 else "conflict", "job_id") from None
+
+
+def _submit(request: Request, action: str, **fields: Any) -> dict[str, Any]:
+    try:
+        return jobs(request).submit(action, **fields).public()
+    except JobError as err:
+        raise ApiError(err.status, str(err), "unavailable", "jobs") from None
 
 
 def _accepted(job: dict[str, Any]) -> Response:

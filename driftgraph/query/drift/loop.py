@@ -27,22 +27,18 @@ from driftgraph.llm.chat import schema
 from driftgraph.prompts import render_prompt
 from driftgraph.query.calls import FIRST_MARGIN, MARGIN, Budget
 from driftgraph.query.citations import check_citations, strip_citations
-from driftgraph.query.drift.backend import DriftBackend, PrimerReport, count_messages
+from driftgraph.query.drift.backend import DriftBackend, count_messages
 from driftgraph.query.drift.calls import Caller, Job, JobResult
 from driftgraph.query.drift.model import DriftRun, Epoch, Step, StepContext
+from driftgraph.query.drift.primer import FOLLOW_UPS, fit_folds, primer_jobs, read_primer
 from driftgraph.query.drift.queue import FollowUpQueue, Item, Offer
 from driftgraph.query.drift.reduce import reduce_hold_tokens, run_reduce
 from driftgraph.query.drift.stop import Agreement, Answer, EpochState, StopRule
 
 Event = Callable[[str, dict[str, Any]], None]
 
-_FOLLOW_UPS = {"type": "array", "items": {"type": "string"}}
-PRIMER_SCHEMA = schema(
-    "drift_primer",
-    {"intermediate_answer": {"type": "string"}, "score": {"type": "integer"}, "follow_up_queries": _FOLLOW_UPS},
-)
 STEP_SCHEMA = schema(
-    "drift_step", {"response": {"type": "string"}, "score": {"type": "integer"}, "follow_up_queries": _FOLLOW_UPS}
+    "drift_step", {"response": {"type": "string"}, "score": {"type": "integer"}, "follow_up_queries": FOLLOW_UPS}
 )
 
 
@@ -273,28 +269,6 @@ class DriftLoop:
         return out
 
     # -- primer -----------------------------------------------------------------------------------------
-    def _folds(self, reports: list[PrimerReport]) -> tuple[list[list[PrimerReport]], list[dict[str, Any]]]:
-        """Round-robin split (each fold gets strong and weak reports), each fold within its token budget."""
-        n = max(1, min(self.cfg.primer_folds, len(reports)))
-        folds: list[list[PrimerReport]] = [reports[i::n] for i in range(n)]
-        dropped: list[dict[str, Any]] = []
-        fitted: list[list[PrimerReport]] = []
-        for fold in folds:
-            used, kept = 0, []
-            for rep in fold:
-                if used + rep.tokens <= self.cfg.primer_fold_tokens:
-                    kept.append(rep)
-                    used += rep.tokens
-                elif not kept:  # a single report larger than the fold: keep its head
-                    text = self.be.truncate(rep.text, self.cfg.primer_fold_tokens)
-                    cut = PrimerReport(rep.id, rep.label, rep.title, text, self.cfg.primer_fold_tokens, rep.similarity)
-                    kept.append(cut)
-                    used = self.cfg.primer_fold_tokens
-                else:
-                    dropped.append({"id": rep.id, "label": rep.label, "reason": "budget"})
-            fitted.append(kept)
-        return fitted, dropped
-
     def _primer(self, question_vec: np.ndarray, vector: np.ndarray) -> tuple[Step, dict[str, Any]]:
         root = Step("s0", None, self.q, 0, kind="primer", epoch=0)
         self.queue.mark_run(root.id, self.q, question_vec)
@@ -302,75 +276,9 @@ class DriftLoop:
         if not reports:
             note = "no community reports: the root is a local search of the question"
             return self._root_local(root, question_vec), {"reports": [], "folds": [], "note": note}
-        folds, dropped = self._folds(reports)
-        jobs = []
-        for fold in folds:
-            text = "\n\n".join(f"Report {r.label}: {r.title}\n{r.text}" for r in fold)
-            prompt = render_prompt(
-                "drift_primer",
-                self.prompts,
-                reports=text,
-                question=self.q,
-                max_follow_ups=self.cfg.max_follow_ups_per_answer,
-            )
-            jobs.append(
-                Job(
-                    [{"role": "user", "content": prompt}],
-                    "primer",
-                    self.cfg.primer_max_tokens,
-                    PRIMER_SCHEMA,
-                    "intermediate_answer",
-                    check=True,
-                )
-            )
-        results = self.caller.run(jobs)
-        fold_rows, answers, offers = [], [], []
-        scores: list[float] = []
-        valid: dict[str, set[str]] = {}
-        cited: dict[str, set[str]] = {}
-        for i, (fold, res) in enumerate(zip(folds, results, strict=True)):
-            row: dict[str, Any] = {"fold": i, "reports": [r.label for r in fold], "status": _status(res)}
-            row.update(calls=res.calls, prompt_tokens=res.prompt_tokens, repaired=res.repaired)
-            if res.retried:
-                row.update(retried=True, problems=list(res.problems))
-            if res.parsed is not None and res.parsed.ok and res.status == "done":
-                text, cites = check_citations(res.parsed.answer, {"Reports": {r.label for r in fold}})
-                ids = {r.label: r.id for r in fold}
-                cites["cited"] = {lab: [ids[x] for x in xs if x in ids] for lab, xs in cites["valid"].items()}
-                for lab, xs in cites["valid"].items():
-                    valid.setdefault(lab, set()).update(xs)
-                for lab, xs in cites["cited"].items():
-                    cited.setdefault(lab, set()).update(xs)
-                row.update(score=res.parsed.score, answer=text, citations=cites, follow_ups=res.parsed.follow_ups)
-                answers.append(text)
-                scores.append(res.parsed.score)
-                offers.append(Offer(root.id, res.parsed.score, 1, res.parsed.follow_ups, source=f"fold{i}"))
-            else:
-                row["error"] = res.error or "no budget"
-            root.llm_calls += res.calls
-            root.prompt_tokens += res.prompt_tokens
-            root.repaired = root.repaired or res.repaired
-            root.retried = root.retried or res.retried
-            root.problems += res.problems
-            fold_rows.append(row)
-        root.context = StepContext(
-            "",
-            sum(r.tokens for f in folds for r in f),
-            {"Reports": {r.label for f in folds for r in f}},
-            [
-                {"source": "report", "id": r.id, "rank": k + 1, "tokens": r.tokens}
-                for k, r in enumerate(reports)
-                if any(r.id == x.id for f in folds for x in f)
-            ],
-        )
-        if scores:
-            root.status, root.score, root.answer = "done", max(scores), "\n\n".join(answers)
-            root.citations = {
-                "valid": {lab: sorted(xs) for lab, xs in sorted(valid.items())},
-                "cited": {lab: sorted(xs) for lab, xs in sorted(cited.items())},
-            }
-        else:
-            root.status, root.error = "failed", "; ".join(str(r.get("error")) for r in fold_rows)
+        folds, dropped = fit_folds(reports, self.cfg.primer_folds, self.cfg.primer_fold_tokens, self.be.truncate)
+        results = self.caller.run(primer_jobs(folds, self.q, self.cfg, self.prompts))
+        fold_rows, offers = read_primer(root, reports, folds, results)
         accepted = self.queue.offer(offers)
         root.follow_ups = [it.id for it in accepted]
         primer = {
@@ -515,9 +423,3 @@ def _answer(step: Step) -> Answer:
         evidence = {f"{lab}:{step.id}/{x}" for lab, xs in (cites.get("valid") or {}).items() for x in xs}
     text = " ".join(strip_citations(step.answer or "").split())
     return Answer(step.id, step.epoch or 0, float(step.score or 0.0), frozenset(evidence), text)
-
-
-def _status(res: JobResult) -> str:
-    if res.status == "done" and res.parsed is not None and res.parsed.ok:
-        return "done"
-    return "uncovered" if res.status == "skipped" else "failed"

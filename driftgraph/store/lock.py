@@ -1,0 +1,112 @@
+"""One index writer at a time per database, across processes and machines.
+
+``index``, ``driftgraph documents`` and serve's document jobs each bring the database to their own corpus; two
+at once would undo each other's work. So each takes the ``(:DriftgraphLock {name: 'index'})`` node before it
+reads what is stored, and gives it back at the end. The holder renews it every third of ``LOCK_TTL_S`` from a
+thread of its own; a process that dies stops renewing, and its lock lapses within ``LOCK_TTL_S``. On the
+machine where it ran, the next writer need not wait: a holder whose process is gone (same machine id, no such
+pid) is taken over at once, so a re-run after a crash or ``kill -9`` resumes straight away. Times are the
+database server's (``timestamp()``), so clocks of different client machines do not matter.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from driftgraph.errors import IndexBusy
+
+if TYPE_CHECKING:
+    from driftgraph.store.db import Store
+
+log = logging.getLogger("driftgraph.index")
+
+LOCK_TTL_S = 120.0
+INDEX_LOCK = "index"
+_held = threading.local()  # this thread holds the lock already: an inner block (sync_corpus) takes nothing
+
+
+@contextmanager
+def writer_lock(store: Store, what: str, ttl_s: float = LOCK_TTL_S) -> Iterator[None]:
+    """Hold the index writer lock for the block; ``IndexBusy`` (nothing changed) when another holder has it.
+    Re-entrant within a thread: the document API holds it from reading the stored corpus to the end of the sync."""
+    if getattr(_held, "depth", 0):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    owner = uuid.uuid4().hex
+    holder = f"{what} (pid {os.getpid()} on {socket.gethostname()})"
+    ttl_ms = int(ttl_s * 1000)
+    me = {"owner": owner, "holder": holder, "machine": machine_id(), "pid": os.getpid(), "ttl_ms": ttl_ms}
+    row = store.run("admin/lock_take", lock=INDEX_LOCK, stale=None, **me)[0]
+    if not row["taken"] and row["machine"] == me["machine"] and not _alive(row["pid"]):
+        log.warning("the index writer lock of %s, whose process is gone, is taken over", row["holder"])
+        row = store.run("admin/lock_take", lock=INDEX_LOCK, stale=row["owner"], **me)[0]
+    if not row["taken"]:
+        since = datetime.fromtimestamp(int(row["taken_at"] or 0) / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        raise IndexBusy(
+            f"another change to this database's index is running: {row['holder']}, since {since}; wait for it to "
+            f"finish (if that process is gone, its lock lapses within {ttl_s:.0f} s)"
+        )
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(ttl_s / 3):
+            try:
+                if not store.run("admin/lock_renew", lock=INDEX_LOCK, owner=owner, ttl_ms=ttl_ms):
+                    log.warning("the index writer lock lapsed and was taken by another writer")
+                    return
+            except Exception as err:  # Neo4j away for a moment: the next renewal may reach it
+                log.warning("could not renew the index writer lock: %s", err)
+
+    thread = threading.Thread(target=renew, name="driftgraph-index-lock", daemon=True)
+    thread.start()
+    _held.depth = 1
+    try:
+        yield
+    finally:
+        _held.depth = 0
+        stop.set()
+        thread.join(timeout=5)
+        try:
+            store.run("admin/lock_release", lock=INDEX_LOCK, owner=owner)
+        except Exception as err:  # it lapses on its own
+            log.warning("could not release the index writer lock (it lapses within %.0f s): %s", ttl_s, err)
+
+
+def machine_id() -> str:
+    """This machine, as the lock records it: ``/etc/machine-id`` where there is one (two containers or hosts may
+    share a host name), else the host name."""
+    try:
+        with open("/etc/machine-id", encoding="ascii") as f:
+            found = f.read().strip()
+    except OSError:
+        found = ""
+    return f"{socket.gethostname()}/{found}" if found else socket.gethostname()
+
+
+def _alive(pid: object) -> bool:
+    """Whether a process with this pid runs here (one we may not signal still counts as running)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (killed, not yet reaped by its parent) answers the signal but does no work
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
