@@ -134,10 +134,11 @@ def build(a: argparse.Namespace, log) -> dict[str, Any]:
 
 def _stop_now(log, why: str, code: int) -> None:
     """Stop at once: unwinding would not, since the pipeline's call pool waits for the call in flight and then
-    runs every queued one. The model server and Neo4j launcher (our children) get SIGTERM; every call already
-    answered is in the cache (each written atomically), so a re-run resumes from there."""
+    runs every queued one. The model server (our child) gets SIGKILL: on SIGTERM it waits for the generation in
+    flight, which can take many minutes, and it holds nothing to save. The Neo4j launcher gets SIGTERM. Every
+    call already answered is in the cache (each written atomically), so a re-run resumes from there."""
     log(f"{why}: stopping the model server and Neo4j; re-run to resume from the call cache")
-    subprocess.run(["pkill", "-TERM", "-P", str(os.getpid())], check=False)
+    subprocess.run(["pkill", "-KILL", "-P", str(os.getpid())], check=False)
     for pid in _STOP_ALSO:  # the launcher's JVM runs in a session of its own
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
