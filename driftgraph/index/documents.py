@@ -67,6 +67,7 @@ def add_documents(
     """Add the documents of ``source`` (a file or folder path, or ``(name, bytes)``) or ``text``."""
     start = time.perf_counter()
     read = read_source(rt, source, text=text, title=title, doc_id=doc_id, metadata=metadata)
+    _refuse(rt, "add")
     with _CHANGING, writer_lock(rt.store, "documents add"):
         corpus = stored_corpus(rt.store)
         new: list[Document] = []
@@ -108,6 +109,7 @@ def replace_document(
     its title and metadata unless given)."""
     start = time.perf_counter()
     read = read_source(rt, source, text=text, title=title, doc_id=doc_id, metadata=metadata)
+    _refuse(rt, "replace")
     with _CHANGING, writer_lock(rt.store, "documents replace"):
         corpus = stored_corpus(rt.store)
         old = corpus.get(doc_id)
@@ -132,6 +134,7 @@ def delete_documents(
     start = time.perf_counter()
     if not doc_ids:
         raise InputError("documents delete: give at least one document id")
+    _refuse(rt, "delete")
     with _CHANGING, writer_lock(rt.store, "documents delete"):
         corpus = stored_corpus(rt.store)
         missing = [i for i in doc_ids if i not in corpus]
@@ -211,6 +214,17 @@ def folder_order(doc: Document) -> tuple[str, int, str]:
     return (path, place if isinstance(place, int) else 0, doc.id)
 
 
+def _refuse(rt: Runtime, action: Action) -> None:
+    """Before the writer lock (whose node is a write): a refused change changes nothing."""
+    meta = read_meta(rt.store)
+    if meta is not None and meta.filled_by != "index":
+        raise InputError(
+            f"documents {action}: this database's index was written by `{meta.filled_by}`, and the document API "
+            "changes indexes built by `driftgraph index` (it would chunk and extract every document again): "
+            "index your documents with `driftgraph index DIR --reset` first, or use another database (NEO4J_DATABASE)"
+        )
+
+
 def _sync(
     rt: Runtime,
     docs: list[Document],
@@ -219,13 +233,6 @@ def _sync(
     progress: bool,
     on_stage: StageListener | None = None,
 ) -> IndexSummary:
-    meta = read_meta(rt.store)
-    if meta is not None and meta.filled_by != "index":
-        raise InputError(
-            f"documents {action}: this database's index was written by `{meta.filled_by}`, and the document API "
-            "changes indexes built by `driftgraph index` (it would chunk and extract every document again): "
-            "index your documents with `driftgraph index DIR --reset` first, or use another database (NEO4J_DATABASE)"
-        )
     return sync_corpus(
         rt,
         sorted(docs, key=folder_order),

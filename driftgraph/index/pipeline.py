@@ -120,6 +120,10 @@ def sync_corpus(
     enc = cfg.tokenizer.encoding
     tokens = lambda text: count_tokens(text, enc)  # noqa: E731
     ledger = Ledger()
+    # the refusals come before the writer lock, whose node is a write: a refused run changes nothing
+    refuse_foreign(store, "index --reset" if reset else "index", reset)
+    if not reset and check_foreign:
+        _refuse_foreign_index(store, read_state(store))
     what = input if input.startswith("documents ") else f"index {input}"
     with writer_lock(store, what), Bars(progress, listener=on_stage) as bars:
         bars.done("load", len(docs))
@@ -131,15 +135,12 @@ def sync_corpus(
         else:
             chat.ledger = ledger
         with stage("schema"):
-            refuse_foreign(store, "index --reset" if reset else "index", reset)
             if reset:  # nothing is deleted before the extraction has succeeded (_reset below)
                 state = _empty_state()
                 previous = []
             else:
                 ensure_schema(store, embedder.model_id, embedder.dimensions, hnsw=cfg.neo4j.vector_index)
                 state = read_state(store)
-                if check_foreign:
-                    _refuse_foreign_index(store, state)
                 # read before sync_graph deletes entities and their memberships
                 previous = previous_partition(store) if icfg.stable_communities else []
                 mark_filled_by(store, "index")
