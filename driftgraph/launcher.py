@@ -19,6 +19,7 @@ from driftgraph import launcher_password
 from driftgraph.config import LauncherConfig
 from driftgraph.errors import LauncherError
 from driftgraph.java import DOCKER_HINT, Java
+from driftgraph.procs import alive
 from driftgraph.resources import checkout_dir
 
 JAR = "driftgraph-neo4j-launcher-0.1.0.jar"
@@ -140,19 +141,6 @@ def _train_cds(jar: Path, java: Java, timeout_s: float = 900.0) -> None:
             failed.write_text(f"{type(proc).__name__}: {getattr(proc, 'returncode', proc)}\n{out[-4000:]}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
-
-
 def _read_pid(pidfile: Path) -> int | None:
     try:
         return int(pidfile.read_text().strip())
@@ -173,7 +161,7 @@ def _browser_url(http_url: str | None) -> str | None:
 def status(cfg: LauncherConfig) -> LauncherStatus:
     data, pidfile, log = _paths(cfg)
     pid = _read_pid(pidfile)
-    running = pid is not None and _alive(pid)
+    running = pid is not None and alive(pid)
     uri = f"bolt://127.0.0.1:{cfg.port}"
     browser = _browser_url(f"http://127.0.0.1:{cfg.http_port}" if cfg.http_port else None)
     java = None
@@ -328,14 +316,14 @@ def stop(cfg: LauncherConfig, timeout_s: float = 60.0) -> bool:
     """SIGTERM (clean shutdown), then SIGKILL after ``timeout_s``. False when nothing was running."""
     _, pidfile, _ = _paths(cfg)
     pid = _read_pid(pidfile)
-    if pid is None or not _alive(pid):
+    if pid is None or not alive(pid):
         pidfile.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(pid):
+    if alive(pid):
         os.kill(pid, signal.SIGKILL)
     pidfile.unlink(missing_ok=True)
     _state_file(cfg).unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from driftgraph.errors import IndexBusy
+from driftgraph.procs import alive
 
 if TYPE_CHECKING:
     from driftgraph.store.db import Store
@@ -49,7 +50,7 @@ def writer_lock(store: Store, what: str, ttl_s: float = LOCK_TTL_S) -> Iterator[
     ttl_ms = int(ttl_s * 1000)
     me = {"owner": owner, "holder": holder, "machine": machine_id(), "pid": os.getpid(), "ttl_ms": ttl_ms}
     row = store.run("admin/lock_take", lock=INDEX_LOCK, stale=None, **me)[0]
-    if not row["taken"] and row["machine"] == me["machine"] and not _alive(row["pid"]):
+    if not row["taken"] and row["machine"] == me["machine"] and not alive(row["pid"]):
         log.warning("the index writer lock of %s, whose process is gone, is taken over", row["holder"])
         row = store.run("admin/lock_take", lock=INDEX_LOCK, stale=row["owner"], **me)[0]
     if not row["taken"]:
@@ -93,20 +94,3 @@ def machine_id() -> str:
     except OSError:
         found = ""
     return f"{socket.gethostname()}/{found}" if found else socket.gethostname()
-
-
-def _alive(pid: object) -> bool:
-    """Whether a process with this pid runs here (one we may not signal still counts as running)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not yet reaped by its parent) answers the signal but does no work
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
