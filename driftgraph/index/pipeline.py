@@ -123,7 +123,7 @@ def sync_corpus(
     # the refusals come before the writer lock, whose node is a write: a refused run changes nothing
     refuse_foreign(store, "index --reset" if reset else "index", reset)
     if not reset and check_foreign:
-        _refuse_foreign_index(store, read_state(store))
+        _refuse_foreign_index(store)
     what = input if input.startswith("documents ") else f"index {input}"
     with writer_lock(store, what), Bars(progress, listener=on_stage) as bars:
         bars.done("load", len(docs))
@@ -277,15 +277,19 @@ def refuse_unsyncable(store: Store, *, reset: bool) -> None:
     (a refusal after hours of batches, or after paying for them, would waste both)."""
     refuse_foreign(store, "index --batch --reset" if reset else "index --batch", reset)
     if not reset:
-        _refuse_foreign_index(store, read_state(store))
+        _refuse_foreign_index(store)
 
 
-def _refuse_foreign_index(store: Store, state: dict[str, Any]) -> None:
-    """`index` syncs the database with one folder: an imported index's documents would count as removed."""
+def _refuse_foreign_index(store: Store) -> None:
+    """`index` syncs the database with one folder: an imported index's documents would count as removed. Only
+    the meta node and a count are read (the run reads every stored id once, later, under the writer lock)."""
     meta = read_meta(store)
-    if meta is not None and meta.filled_by == "import-graphrag" and state["documents"]:
+    if meta is None or meta.filled_by != "import-graphrag":
+        return
+    documents = int(store.read("admin/counts")[0]["documents"])
+    if documents:
         raise InputError(
-            f"the database holds an imported GraphRAG index ({len(state['documents'])} documents) that indexing "
+            f"the database holds an imported GraphRAG index ({documents} documents) that indexing "
             "this folder would delete as removed files: use `driftgraph index DIR --reset` to replace it, "
             "or another database (NEO4J_DATABASE)"
         )
