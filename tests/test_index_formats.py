@@ -86,6 +86,12 @@ def test_docx_pptx_html_and_markdown_carry_slides_and_heading_paths(tmp_path):
     assert md.text[md.spans[1].start : md.spans[1].end].startswith("## Setup #\n\n```sh\n# not a heading")
 
 
+def test_markdown_without_a_heading_is_read_with_no_sections(tmp_path):
+    (tmp_path / "plain.md").write_text("Just a paragraph.\n\n```\n# in a fence\n```\n", encoding="utf-8")
+    (doc,) = load_documents(tmp_path, IndexConfig()).documents
+    assert doc.spans == () and doc.text.startswith("Just a paragraph.")
+
+
 def test_bad_files_are_skipped_one_reason_each_and_the_rest_is_read(tmp_path):
     (tmp_path / "good.pdf").write_bytes(pdf_bytes([["Ellis harbor opens at dawn."]]))
     (tmp_path / "scan.pdf").write_bytes(pdf_bytes([["x"], ["y"]], image_only=True))

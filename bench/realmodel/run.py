@@ -44,7 +44,10 @@ PROMPT_OF = {
     "route": "route_question",
 }
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
-PARSE_KEYS = ("llm_calls", "parsed_first", "parsed_repaired", "unparsed", "format_fallbacks", "failed_calls")
+PARSE_KEYS = (
+    "llm_calls", "parsed_first", "parsed_repaired", "unparsed", "salvaged", "loops_cut", "format_fallbacks",
+    "failed_calls",
+)  # fmt: skip
 
 
 def config_extra(base_url: str, model: str, ctx: int, cache_dir: Path) -> dict[str, Any]:
@@ -57,7 +60,7 @@ def config_extra(base_url: str, model: str, ctx: int, cache_dir: Path) -> dict[s
             "timeout_s": 900,
             "model_context_window": ctx,
         },
-        "index": {"cache_dir": str(cache_dir)},
+        "index": {"cache_dir": str(cache_dir), "loop_guard": True},
     }
 
 

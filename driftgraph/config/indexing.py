@@ -59,6 +59,11 @@ class IndexConfig(_Section):
     )
     max_gleanings: int = Field(1, ge=0, le=10, description="extra 'anything missed?' rounds per chunk")
     extract_max_tokens: int = Field(4000, ge=64, description="output cap of one extraction, gleaning or claims call")
+    loop_guard: bool = Field(
+        False,
+        description="stream extraction and report replies and cut one that starts repeating itself (small local "
+        "models decoding greedily loop until max_tokens); see the local-models guide",
+    )
     claims: bool = Field(False, description="also extract claims (one more LLM call per chunk)")
     claim_description: str = Field(
         "Any claims or facts that could be relevant to information discovery.",

@@ -73,9 +73,9 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
     types = ", ".join(icfg.entity_types)
     prompt = render_prompt("extract_graph", cfg.prompts, entity_types=types, input_text=chunk.text)
     messages = [{"role": "user", "content": prompt}]
-    cap = icfg.extract_max_tokens
+    cap, guard = icfg.extract_max_tokens, icfg.loop_guard
     try:
-        ans = ask_json(chat, messages, parse_graph, Ask("extract", cap, GRAPH_SCHEMA), cfg.prompts)
+        ans = ask_json(chat, messages, parse_graph, Ask("extract", cap, GRAPH_SCHEMA, guard, salvage=True), cfg.prompts)
     except CallFailed as err:
         out.failures.append(f"extract: {err}")
         return out
@@ -84,7 +84,8 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
     for _ in range(icfg.max_gleanings):
         messages = [*messages, {"role": "assistant", "content": ans.text}, {"role": "user", "content": follow_up}]
         try:
-            ans = ask_json(chat, messages, parse_graph, Ask("extract_gleaning", cap, GRAPH_SCHEMA), cfg.prompts)
+            ask = Ask("extract_gleaning", cap, GRAPH_SCHEMA, guard, salvage=True)
+            ans = ask_json(chat, messages, parse_graph, ask, cfg.prompts)
         except CallFailed as err:
             out.failures.append(f"gleaning: {err}")
             break
@@ -101,7 +102,7 @@ def extract_chunk(chunk: Chunk, chat: ChatClient, cfg: Config) -> ChunkExtractio
         )
         claim_messages = [{"role": "user", "content": claim_prompt}]
         try:
-            ask = Ask("extract_claims", cap, CLAIMS_SCHEMA)
+            ask = Ask("extract_claims", cap, CLAIMS_SCHEMA, guard, salvage=True)
             got = ask_json(chat, claim_messages, parse_claims, ask, cfg.prompts)
         except CallFailed as err:
             out.failures.append(f"claims: {err}")

@@ -202,7 +202,7 @@ def generate_reports(
         context, substituted = builder.context(c, children, reports)
         prompt = render_prompt("community_report", cfg.prompts, input_text=context)
         try:
-            ask = Ask("report", cfg.index.report_max_tokens, REPORT_SCHEMA)
+            ask = Ask("report", cfg.index.report_max_tokens, REPORT_SCHEMA, cfg.index.loop_guard)
             rec = ask_json(chat, [{"role": "user", "content": prompt}], parse_report, ask, cfg.prompts).value
         except CallFailed as err:
             stats["failures"].append({"community": c.community, "level": c.level, "error": str(err)})

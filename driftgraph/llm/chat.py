@@ -20,6 +20,7 @@ from driftgraph.llm import compat
 from driftgraph.llm.client import make_openai_client
 from driftgraph.llm.failures import endpoint, explain
 from driftgraph.llm.ledger import Ledger
+from driftgraph.llm.loops import LOOPED, LoopWatch
 from driftgraph.llm.retry import StreamCut, with_retries
 from driftgraph.llm.tokenizer import count_tokens, prompt_tokens
 
@@ -38,12 +39,12 @@ class ChatResult:
     cached: bool = False
     cache_key: str | None = None
     estimated: bool = False  # the server sent no token counts: ours, by tiktoken
-    finish_reason: str | None = None  # "length": the reply was cut at max_tokens (None when unknown or cached)
+    finish_reason: str | None = None  # "length": cut at max_tokens; LOOPED: cut by the loop guard; None: unknown
 
     @property
     def truncated(self) -> bool:
-        """The server stopped the reply at ``max_tokens``: whatever it holds is cut off."""
-        return self.finish_reason == "length"
+        """The reply was cut off, at ``max_tokens`` or by the loop guard: whatever it holds is incomplete."""
+        return self.finish_reason in ("length", LOOPED)
 
 
 def request_params(
@@ -92,8 +93,10 @@ class ChatClient:
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
         on_token: Callable[[str], None] | None = None,
+        loop_guard: bool = False,
     ) -> ChatResult:
-        """One chat call. ``json_schema`` asks for structured output where the config allows it."""
+        """One chat call. ``json_schema`` asks for structured output where the config allows it; ``loop_guard``
+        streams the reply and cuts it once it repeats itself (``finish_reason`` LOOPED, see ``llm.loops``)."""
         params = request_params(self._cfg, messages, max_tokens, json_schema)
         key = None
         if self._cache is not None:
@@ -109,7 +112,9 @@ class ChatClient:
                     key,
                     finish_reason=hit.get("finish_reason"),
                 )
-        result = self._send(params, phase, on_token)
+        result = self._send(params, phase, on_token, loop_guard)
+        if result.finish_reason == LOOPED:
+            self.ledger.record(phase, loops_cut=1)
         self.ledger.record(
             phase,
             llm_calls=1,
@@ -143,7 +148,9 @@ class ChatClient:
         if self._cache is not None and result.cache_key is not None:
             self._cache.delete(result.cache_key)
 
-    def _send(self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None) -> ChatResult:
+    def _send(
+        self, params: dict[str, Any], phase: str, on_token: Callable[[str], None] | None, loop_guard: bool = False
+    ) -> ChatResult:
         """Every HTTP attempt and retry counted; a failure leaves as one-line ``FatalLLMError``/``LLMUnavailable``.
 
         ``params`` is the request as the cache knows it; what is sent carries the strongest response format
@@ -162,7 +169,7 @@ class ChatClient:
         while True:
             try:
                 result = with_retries(
-                    partial(self._deadline.run, self._call(sent, sink), where),
+                    partial(self._deadline.run, self._call(sent, sink, loop_guard), where),
                     self._cfg,
                     sleep=partial(self._deadline.sleep, where=where),
                     on_attempt=lambda: self.ledger.record(phase, http_attempts=1),
@@ -196,9 +203,11 @@ class ChatClient:
         (refused connection, every call timing out), so a long run stops instead of failing every item."""
         return self.successes == 0 and self.failures_in_a_row >= after
 
-    def _call(self, request: dict[str, Any], sink: _Resumable | None) -> Callable[[], ChatResult]:
+    def _call(self, request: dict[str, Any], sink: _Resumable | None, loop_guard: bool) -> Callable[[], ChatResult]:
         if sink is not None:
-            return lambda: self._stream(request, sink.restart())
+            return lambda: self._stream(request, sink.restart(), LoopWatch() if loop_guard else None)
+        if loop_guard:
+            return lambda: self._stream(request, None, LoopWatch())
         return lambda: self._once(request)
 
     @staticmethod
@@ -240,7 +249,9 @@ class ChatClient:
             return self._counted(params, text, None, None, finish)
         return self._counted(params, text, usage.prompt_tokens, usage.completion_tokens, finish)
 
-    def _stream(self, params: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
+    def _stream(
+        self, params: dict[str, Any], on_token: Callable[[str], None] | None, watch: LoopWatch | None = None
+    ) -> ChatResult:
         parts: list[str] = []
         prompt: int | None = None
         completion: int | None = None
@@ -263,12 +274,19 @@ class ChatClient:
                 for choice in chunk.choices:
                     if choice.delta.content:
                         parts.append(choice.delta.content)
-                        on_token(choice.delta.content)
+                        if on_token is not None:
+                            on_token(choice.delta.content)
+                        if watch is not None and watch.feed(choice.delta.content):
+                            finish_reason, finished = LOOPED, True
                     if choice.finish_reason is not None:
                         finish_reason, finished = choice.finish_reason, True
+                if finish_reason == LOOPED:
+                    break  # closing the stream closes the connection: the server stops generating
         self._deadline.check("a streamed answer")
         if not finished:  # the connection closed before the last chunk: retry, never keep half an answer
             raise StreamCut(f"stream ended after {len(parts)} pieces without a finish reason")
+        if finish_reason == LOOPED:
+            prompt, completion = None, None  # the server's counts never came: ours, by tiktoken
         return self._counted(params, "".join(parts), prompt, completion, finish_reason)
 
 

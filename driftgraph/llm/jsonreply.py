@@ -72,3 +72,42 @@ def extract_json_object(text: str) -> dict[str, Any]:
                 return value
             last_err = f"expected a JSON object, got {type(value).__name__}"
     raise ReplyFormatError(last_err)
+
+
+def salvage_json_object(text: str) -> dict[str, Any]:
+    """The complete part of a reply that was cut off (at ``max_tokens``, or by the loop guard): the JSON object
+    up to its last complete array element, with the brackets still open closed.
+
+    ``{"entities": [{...}, {...}, {"title": "Sal`` gives ``{"entities": [{...}, {...}]}``. Only elements that
+    were closed by the model are kept; a cut string or number is never completed. Raises ``ReplyFormatError``
+    when no array element was complete."""
+    start = text.find("{")
+    if start == -1:
+        raise ReplyFormatError("no JSON object in the reply")
+    stack: list[str] = []
+    cut: tuple[int, str] | None = None  # (end of the last complete array element, the closers it needs)
+    in_str = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                break  # not JSON any more: keep what was complete before it
+            if not stack:
+                return extract_json_object(text[start : i + 1])  # the object was complete after all
+            if stack[-1] == "]" and ch == "}":
+                cut = (i + 1, "".join(reversed(stack)))
+    if cut is None:
+        raise ReplyFormatError("the reply was cut off before its first complete record")
+    end, closers = cut
+    return extract_json_object(text[start:end] + closers)

@@ -23,6 +23,8 @@ class Cost:
     parsed_first: int = 0  # structured replies read on the first try
     parsed_repaired: int = 0  # structured replies read only after a repair call
     unparsed: int = 0  # structured replies still unusable after their repairs
+    loops_cut: int = 0  # replies cut by the loop guard once they repeated themselves (llm.loops)
+    salvaged: int = 0  # cut-off replies whose complete records were kept instead of asking for a repair
 
     def add(self, other: Cost) -> None:
         for k, v in asdict(other).items():

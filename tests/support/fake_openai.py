@@ -33,6 +33,14 @@ from tests.support.server_profiles import Profile, wrap
 Responder = Callable[[dict[str, Any]], str]
 
 
+class Cut(str):
+    """A responder's reply that the server stopped at ``max_tokens``: sent with ``finish_reason: "length"``."""
+
+
+def _finish(text: str) -> str:
+    return "length" if isinstance(text, Cut) else "stop"
+
+
 def default_responder(request: dict[str, Any]) -> str:
     fmt = request.get("response_format") or {}
     if fmt.get("type") == "json_schema":
@@ -204,7 +212,11 @@ class FakeOpenAI:
                         "created": 0,
                         "model": body.get("model", "fake"),
                         "choices": [
-                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                            {
+                                "index": 0,
+                                "finish_reason": _finish(text),
+                                "message": {"role": "assistant", "content": text},
+                            }
                         ],
                         "usage": usage,
                     },
@@ -270,6 +282,9 @@ class FakeOpenAI:
                         "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
                     }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if isinstance(text, Cut):
+                    done = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+                    self.wfile.write(f"data: {json.dumps(done)}\n\n".encode())
                 final = {
                     "id": "chatcmpl-fake",
                     "object": "chat.completion.chunk",
@@ -293,7 +308,7 @@ class FakeOpenAI:
                     delta = {"content": word if i == 0 else " " + word}
                     chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": _finish(text)}]}
                 if profile.name == "llamacpp":
                     last["timings"] = {"prompt_n": usage["prompt_tokens"], "predicted_n": usage["completion_tokens"]}
                 self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())

@@ -31,5 +31,7 @@ def heading_spans(text: str) -> tuple[Span, ...]:
             stack.append((level, " ".join(m.group(2).split())))
             opened.append((at, tuple(t for _, t in stack)))
         at += len(line)
+    if not opened:
+        return ()
     ends = [start for start, _ in opened[1:]] + [len(text)]
     return tuple(Span(start, end, Place("section", path=path)) for (start, path), end in zip(opened, ends, strict=True))
