@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from driftgraph.doctor import DoctorReport
     from driftgraph.importers.summary import ExportSummary, ImportSummary
     from driftgraph.index.documents import Source
+    from driftgraph.index.pipeline import WriteGate
     from driftgraph.index.progress import StageListener
     from driftgraph.index.summary import DocumentChange, DocumentInfo, IndexSummary
     from driftgraph.llm.embedder import Embedder
@@ -268,7 +269,8 @@ class Engine:
 class Documents:
     """``engine.documents``: each change brings the index to the stored documents plus that change, as ``index``
     does for a folder (index/documents.py), and returns what it did (``to_dict()``: the CLI's ``--json``).
-    ``progress`` shows bars on stderr; ``on_stage(stage, done, total)`` hears each stage move."""
+    ``progress`` shows bars on stderr; ``on_stage(stage, done, total)`` hears each stage move; ``writing()`` is
+    held around the change's writes, after its last model call (serve's jobs pass their question gate)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -283,6 +285,7 @@ class Documents:
         metadata: dict[str, Any] | None = None,
         progress: bool = False,
         on_stage: StageListener | None = None,
+        writing: WriteGate | None = None,
     ) -> DocumentChange:
         """Add a file or folder (path), an upload ``(name, bytes)`` or ``text``; ``id`` defaults to the sha256 of
         the text, and text already stored under its id is a no-op."""
@@ -297,6 +300,7 @@ class Documents:
             metadata=metadata,
             progress=progress,
             on_stage=on_stage,
+            writing=writing,
         )
 
     def replace(
@@ -309,17 +313,34 @@ class Documents:
         metadata: dict[str, Any] | None = None,
         progress: bool = False,
         on_stage: StageListener | None = None,
+        writing: WriteGate | None = None,
     ) -> DocumentChange:
         """Replace document ``id`` (it keeps its id) by a file, an upload or ``text``."""
         from driftgraph.index.documents import replace_document
 
-        return replace_document(self.runtime, id, source, text=text, title=title, metadata=metadata, progress=progress)
+        return replace_document(
+            self.runtime,
+            id,
+            source,
+            text=text,
+            title=title,
+            metadata=metadata,
+            progress=progress,
+            on_stage=on_stage,
+            writing=writing,
+        )
 
-    def delete(self, *ids: str, progress: bool = False, on_stage: StageListener | None = None) -> DocumentChange:
+    def delete(
+        self,
+        *ids: str,
+        progress: bool = False,
+        on_stage: StageListener | None = None,
+        writing: WriteGate | None = None,
+    ) -> DocumentChange:
         """Delete documents and everything only they contributed."""
         from driftgraph.index.documents import delete_documents
 
-        return delete_documents(self.runtime, ids, progress=progress, on_stage=on_stage)
+        return delete_documents(self.runtime, ids, progress=progress, on_stage=on_stage, writing=writing)
 
     def list(self) -> list[DocumentInfo]:
         from driftgraph.index.documents import list_documents

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from driftgraph.errors import DocumentNotFound, InputError
 from driftgraph.index.formats import spans_from_json
 from driftgraph.index.load import Document, LoadReport, document_id, load_documents, read_named
-from driftgraph.index.pipeline import sync_corpus
+from driftgraph.index.pipeline import WriteGate, sync_corpus
 from driftgraph.index.progress import StageListener
 from driftgraph.index.summary import Action, DocumentChange, DocumentInfo, IndexSummary, LoadSummary
 from driftgraph.store.lock import writer_lock
@@ -63,6 +63,7 @@ def add_documents(
     metadata: Mapping[str, Any] | None = None,
     progress: bool = False,
     on_stage: StageListener | None = None,
+    writing: WriteGate | None = None,
 ) -> DocumentChange:
     """Add the documents of ``source`` (a file or folder path, or ``(name, bytes)``) or ``text``."""
     start = time.perf_counter()
@@ -82,7 +83,7 @@ def add_documents(
                 raise InputError(
                     f"a document with id {doc.id!r} is stored with other text: use `documents replace {doc.id}`"
                 )
-        summary = _sync(rt, [*corpus.values(), *new], read, "add", progress, on_stage) if new else None
+        summary = _sync(rt, [*corpus.values(), *new], read, "add", progress, on_stage, writing) if new else None
     return DocumentChange(
         "add",
         tuple(d.id for d in new),
@@ -104,6 +105,7 @@ def replace_document(
     metadata: Mapping[str, Any] | None = None,
     progress: bool = False,
     on_stage: StageListener | None = None,
+    writing: WriteGate | None = None,
 ) -> DocumentChange:
     """Replace the stored document ``doc_id`` by ``source`` or ``text``; it keeps its id (and, for ``text``,
     its title and metadata unless given)."""
@@ -121,14 +123,19 @@ def replace_document(
         if new.text == old.text and new.title == old.title and new.metadata == old.metadata:
             return DocumentChange("replace", (), (doc_id,), seconds=time.perf_counter() - start)
         corpus[doc_id] = new
-        summary = _sync(rt, list(corpus.values()), read, "replace", progress, on_stage)
+        summary = _sync(rt, list(corpus.values()), read, "replace", progress, on_stage, writing)
     return DocumentChange(
         "replace", (doc_id,), (), tuple(read.skipped), summary, time.perf_counter() - start, tuple(read.warnings)
     )
 
 
 def delete_documents(
-    rt: Runtime, doc_ids: Sequence[str], *, progress: bool = False, on_stage: StageListener | None = None
+    rt: Runtime,
+    doc_ids: Sequence[str],
+    *,
+    progress: bool = False,
+    on_stage: StageListener | None = None,
+    writing: WriteGate | None = None,
 ) -> DocumentChange:
     """Delete the stored documents ``doc_ids`` and everything only they contributed."""
     start = time.perf_counter()
@@ -144,7 +151,7 @@ def delete_documents(
             )
         gone = set(doc_ids)
         kept = [d for d in corpus.values() if d.id not in gone]
-        summary = _sync(rt, kept, LoadReport(), "delete", progress, on_stage)
+        summary = _sync(rt, kept, LoadReport(), "delete", progress, on_stage, writing)
     return DocumentChange("delete", tuple(sorted(gone)), (), (), summary, time.perf_counter() - start)
 
 
@@ -232,6 +239,7 @@ def _sync(
     action: Action,
     progress: bool,
     on_stage: StageListener | None = None,
+    writing: WriteGate | None = None,
 ) -> IndexSummary:
     return sync_corpus(
         rt,
@@ -240,6 +248,7 @@ def _sync(
         load=LoadSummary.from_dict(read.summary()),
         progress=progress,
         on_stage=on_stage,
+        writing=writing,
     )
 
 

@@ -10,8 +10,8 @@ summary says what was re-done.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from driftgraph.store.db import Store
 
 EXTRACT_PHASES = ("extract", "extract_gleaning", "extract_claims")
+WriteGate = Callable[[], AbstractContextManager[object]]  # held while a change is written (sync_corpus)
 
 
 def run_index(
@@ -101,11 +102,16 @@ def sync_corpus(
     load_seconds: float = 0.0,
     check_foreign: bool = True,
     on_stage: StageListener | None = None,
+    writing: WriteGate | None = None,
 ) -> IndexSummary:
     """Make the database's index hold exactly ``docs``: what ``index`` does after reading its folder, and what
     the document API (index/documents.py) does with the stored documents plus one change. ``docs`` may be
     empty (the last document deleted): everything is then removed. ``check_foreign`` is False only for a
-    caller that ran its own check of an imported index; ``on_stage`` hears each stage's progress (serve's jobs)."""
+    caller that ran its own check of an imported index; ``on_stage`` hears each stage's progress (serve's jobs).
+
+    Every model call (extraction, summaries, reports) comes before the first write of the change, so the
+    graph stays as it was for all but the last seconds of a run; ``writing()``, when given, is held around
+    those seconds (serve's jobs pass their gate, serve/gate.py: no question reads half a change)."""
     cfg, store, embedder = rt.config, rt.store, rt.embedder
     seconds: dict[str, float] = {"load": round(load_seconds, 3)}
     start_all = time.perf_counter() - load_seconds
@@ -135,7 +141,7 @@ def sync_corpus(
         else:
             chat.ledger = ledger
         with stage("schema"):
-            if reset:  # nothing is deleted before the extraction has succeeded (_reset below)
+            if reset:  # nothing is deleted before every model call is done (_reset below)
                 state = _empty_state()
                 previous = []
             else:
@@ -157,17 +163,12 @@ def sync_corpus(
         with stage("extract"):
             extractions = extract_all(chunks, chat, cfg, bars.task("extract", len(chunks)))
         if reset:
-            with stage("schema"):
-                _reset(rt, extractions, keep_traces=not reset_traces)
+            _refuse_empty_reset(extractions)
         with stage("merge"):
             graph = merge(chunks, extractions)
             # a chunk that failed this time keeps what it contributed before (index/keep.py)
             keep_failed(store, graph, chunks, extractions, state["chunks"])
             summaries = summarize_descriptions(graph, chat, cfg, bars.task("summarize", None))
-        with stage("write"):
-            writer = Writer(store, icfg.write_batch_size, tokens)
-            deleted = sync_graph(writer, state, docs, chunks, graph)
-        bars.done("write")
         with stage("communities"):
             communities = detect_communities(graph, icfg.max_cluster_size, icfg.seed, previous)
         bars.done("communities", len(communities))
@@ -177,16 +178,25 @@ def sync_corpus(
             reports, report_stats = generate_reports(
                 graph, communities, chat, cfg, existing, bars.task("reports", len(communities))
             )
-            community_sync = sync_communities(writer, state["communities"], communities, reports)
-        with stage("embed"):
-            embedded = _embed(store, embedder, icfg.write_batch_size, bars)
-        with stage("synonyms"):
-            synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, icfg.write_batch_size, bars.counter)
-        with stage("indexes"):
-            from driftgraph.store.online import await_online
+        # every model call is behind us: what is left writes the change, under the caller's gate if any
+        with writing() if writing is not None else nullcontext():
+            if reset:
+                with stage("schema"):
+                    _reset(rt, keep_traces=not reset_traces)
+            with stage("write"):
+                writer = Writer(store, icfg.write_batch_size, tokens)
+                deleted = sync_graph(writer, state, docs, chunks, graph)
+                community_sync = sync_communities(writer, state["communities"], communities, reports)
+            bars.done("write")
+            with stage("embed"):
+                embedded = _embed(store, embedder, icfg.write_batch_size, bars)
+            with stage("synonyms"):
+                synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, icfg.write_batch_size, bars.counter)
+            with stage("indexes"):
+                from driftgraph.store.online import await_online
 
-            await_online(store, cfg.neo4j.index_wait_s)  # queries right after `index` find every index ONLINE
-            calibrate(store, embedder.embed, embedder.model_id)  # the index's own entry threshold
+                await_online(store, cfg.neo4j.index_wait_s)  # queries right after `index` find every index ONLINE
+                calibrate(store, embedder.embed, embedder.model_id)  # the index's own entry threshold
     cost: dict[str, dict[str, int]] = ledger.to_dict(per_phase=True)
     total = cost["total"]
     extract_cost = [cost[p] for p in EXTRACT_PHASES if p in cost]
@@ -246,15 +256,19 @@ def _empty_state() -> dict[str, Any]:
     }
 
 
-def _reset(rt: Runtime, extractions: list[ChunkExtraction], *, keep_traces: bool) -> None:
-    """``--reset``, after the extraction: refuse when no chunk was extracted (the endpoint answered nothing
-    usable, so a reset would leave an empty index), else delete the index and rebuild the schema."""
+def _refuse_empty_reset(extractions: list[ChunkExtraction]) -> None:
+    """``--reset`` when no chunk was extracted (the endpoint answered nothing usable) would leave an empty
+    index: stop before anything is deleted."""
     if extractions and all(e.failed for e in extractions):
         first = " ".join((extractions[0].failures or ["no answer"])[0].split())[:200]
         raise LLMError(
             f"index --reset: the extraction failed for every chunk ({len(extractions)}; first: {first}), "
             "so the database was left as it was; fix the endpoint and run again"
         )
+
+
+def _reset(rt: Runtime, *, keep_traces: bool) -> None:
+    """``--reset``, once every model call is done: delete the index and rebuild the schema."""
     store, embedder = rt.store, rt.embedder
     ingest.delete_all(store, keep_traces=keep_traces)
     store.run_auto("admin/drop_schema")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftgraph.errors import ConfigError, DocumentNotFound, DriftgraphError, InputError
+from driftgraph.serve.gate import GraphGate
 
 if TYPE_CHECKING:
     from driftgraph.api import Engine
@@ -68,8 +69,9 @@ class JobError(DriftgraphError):
 class Jobs:
     """The queue and its worker over one Engine; ``start`` resumes what an earlier run left unfinished."""
 
-    def __init__(self, engine: Engine, directory: str | Path) -> None:
+    def __init__(self, engine: Engine, directory: str | Path, gate: GraphGate | None = None) -> None:
         self.engine = engine
+        self.gate = gate or GraphGate()  # held while a job writes its change (serve/gate.py)
         self.dir = Path(directory)
         self._jobs: dict[str, Job] = {}
         self._wake = threading.Condition()
@@ -213,6 +215,7 @@ class Jobs:
             job.progress = {**job.progress, stage: {"done": done, "total": total}}
             job.stage = stage
 
+        gate = self.gate.writing
         folder = self.dir / job.id
         text = source = None
         if job.input is not None:
@@ -221,15 +224,19 @@ class Jobs:
             text = (folder / "input.txt").read_text(encoding="utf-8")
         meta = job.metadata or None
         if job.action == "add":
-            change = docs.add(source, text=text, title=job.title, id=job.document_id, metadata=meta, on_stage=heard)
+            change = docs.add(
+                source, text=text, title=job.title, id=job.document_id, metadata=meta, on_stage=heard, writing=gate
+            )
         elif job.action == "replace":
             if job.document_id is None:
                 raise InputError("a replace job needs a document id")
-            change = docs.replace(job.document_id, source, text=text, title=job.title, metadata=meta, on_stage=heard)
+            change = docs.replace(
+                job.document_id, source, text=text, title=job.title, metadata=meta, on_stage=heard, writing=gate
+            )
         else:
             if job.document_id is None:
                 raise InputError("a delete job needs a document id")
-            change = docs.delete(job.document_id, on_stage=heard)
+            change = docs.delete(job.document_id, on_stage=heard, writing=gate)
         return change.to_dict()
 
     def _finish(self, job: Job, state: str, *, result: dict[str, Any] | None = None, error: str | None = None) -> None:

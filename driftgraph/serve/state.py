@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 
@@ -20,6 +20,7 @@ from driftgraph.api import Engine
 from driftgraph.config import ServeConfig
 from driftgraph.deadline import Deadline
 from driftgraph.serve.errors import from_exception
+from driftgraph.serve.gate import GraphGate
 from driftgraph.serve.jobs import Jobs
 from driftgraph.serve.limits import enforce_caps
 from driftgraph.serve.metrics import Metrics
@@ -37,6 +38,7 @@ class ServeState:
     cfg: ServeConfig
     metrics: Metrics | None = None
     jobs: Jobs | None = None  # document changes (serve/jobs.py); None when the app runs without them
+    gate: GraphGate = field(default_factory=GraphGate)  # shared with ``jobs``: a question reads one whole graph
 
     async def ask(
         self,
@@ -72,7 +74,8 @@ class ServeState:
         mode = request.mode
         start = time.perf_counter()
         try:
-            result = self.engine.query(request, on_token=on_token, deadline=deadline)
+            with self.gate.reading(deadline):
+                result = self.engine.query(request, on_token=on_token, deadline=deadline)
         except Exception as err:
             seconds = time.perf_counter() - start
             kind = from_exception(err).type
