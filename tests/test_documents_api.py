@@ -201,6 +201,12 @@ def test_cli_documents_keep_places_across_changes_and_exit_codes_say_what_happen
     where = places()
     assert where and all("Operations > Storm recovery" in w for w in where), where
 
+    # a document stored before places were kept (no spans): a change keeps its chunks' locations
+    assert store.run("tests/forget_spans", document_id=notes_id)[0]["forgotten"] == 1
+    out = cli("replace", ferry_id, "--text", FERRY + " It also carries mail.", "--json")
+    assert out.returncode == 0, out.stderr
+    assert places() == where
+
     listed = json.loads(cli("list", "--json").stdout)
     assert {d["id"]: d["metadata"].get("team") for d in listed} == {notes_id: "ops", ferry_id: None}
     shown = cli("show", ferry_id)

@@ -1,5 +1,6 @@
-// One batch of documents. Row: {id, title, text, metadata (JSON string or null), spans (JSON string or null: where
-// each page, slide or heading section sits in the text, so the document API can chunk a stored document again),
+// One batch of documents. Row: {id, title, text, metadata (JSON string or null), spans (JSON string: where each
+// page, slide or heading section sits in the text, so the document API can chunk a stored document again; [] for
+// none, null when not known),
 // creation_date, human_readable_id}
 UNWIND $rows AS row
 MERGE (d:Document {id: row.id})

@@ -28,6 +28,7 @@ class Chunk:
     text: str
     n_tokens: int
     location: str | None = None  # "page 3", "pages 3-4", "slide 2", "Operations > Storm recovery"
+    keep_location: bool = False  # the document's places are not known: the stored chunk keeps its location
 
 
 class _Offsets(Protocol):
@@ -58,12 +59,13 @@ def chunk_document(doc: Document, size: int, overlap: int, encoding: str) -> lis
     tok = get_tokenizer(encoding)
     ids = tok.encode(doc.text, disallowed_special=())  # type: ignore[call-arg]
     # character offset of every token's first character (tiktoken's own mapping), only when there is a place to find
-    starts = cast(_Offsets, tok).decode_with_offsets(ids)[1] + [len(doc.text)] if doc.spans else []
+    spans = doc.spans or ()
+    starts = cast(_Offsets, tok).decode_with_offsets(ids)[1] + [len(doc.text)] if spans else []
     chunks = []
     for i, (start, end) in enumerate(split_tokens(len(ids), size, overlap)):
         text = tok.decode(ids[start:end])
-        where = locate(doc.spans, starts[start], starts[end]) if starts else None
-        chunks.append(Chunk(chunk_id(doc.id, i, text), doc.id, i, text, end - start, where))
+        where = locate(spans, starts[start], starts[end]) if starts else None
+        chunks.append(Chunk(chunk_id(doc.id, i, text), doc.id, i, text, end - start, where, doc.spans is None))
     return chunks
 
 

@@ -34,7 +34,9 @@ class Document:
     title: str
     text: str
     metadata: dict[str, Any]
-    spans: tuple[Span, ...] = ()  # where each page, slide or heading section sits in ``text`` (index/chunk.py)
+    # where each page, slide or heading section sits in ``text`` (index/chunk.py); None: not known (a document
+    # stored before places were kept, read back by the document API)
+    spans: tuple[Span, ...] | None = ()
 
 
 @dataclass

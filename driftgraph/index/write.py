@@ -77,6 +77,7 @@ def chunk_rows(chunks: Sequence[Chunk], number: Numbering | None = None) -> list
             "document_id": c.document_id,
             "position": c.index,
             "location": c.location,
+            "keep_location": c.keep_location,
             "human_readable_id": number(c.id),
         }
         for c in chunks

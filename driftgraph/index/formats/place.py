@@ -124,15 +124,17 @@ def heading_sections(blocks: Iterable[tuple[int, str]]) -> list[Section]:
     return sections
 
 
-def spans_json(spans: Sequence[Span]) -> str | None:
-    """Spans as the JSON string a Document node keeps (None when the document has no places)."""
-    if not spans:
+def spans_json(spans: Sequence[Span] | None) -> str | None:
+    """Spans as the JSON string a Document node keeps: ``[]`` when the document has no places, None when they
+    are not known (a document stored before places were kept, see ``spans_from_json``)."""
+    if spans is None:
         return None
     return json.dumps([[s.start, s.end, s.place.kind, s.place.number, list(s.place.path)] for s in spans])
 
 
-def spans_from_json(text: str | None) -> tuple[Span, ...]:
-    """The inverse of ``spans_json``: a stored document's spans, to chunk it again with its places."""
-    if not text:
-        return ()
+def spans_from_json(text: str | None) -> tuple[Span, ...] | None:
+    """The inverse of ``spans_json``: a stored document's spans, to chunk it again with its places. None for a
+    document stored before its places were kept: its chunks keep the locations they have (index/chunk.py)."""
+    if text is None:
+        return None
     return tuple(Span(int(a), int(b), Place(kind, int(n), tuple(path))) for a, b, kind, n, path in json.loads(text))
