@@ -54,6 +54,7 @@ def test_a_write_waits_for_running_questions_and_questions_wait_for_a_write():
     w, wrote = _in_thread(write)
     time.sleep(SETTLE_S)
     assert not wrote  # the running question is not interrupted
+
     def late_question():
         with gate.reading():
             return time.monotonic()
