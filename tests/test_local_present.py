@@ -30,7 +30,7 @@ def _included() -> list[Candidate]:
 
 def test_score_keeps_the_selection_order_untouched() -> None:
     inc = _included()
-    assert present(inc, LocalConfig()) == inc  # the default is chunk_rank score
+    assert present(inc, LocalConfig(chunk_rank="score")) == inc
 
 
 def test_vector_orders_by_similarity_and_reuses_the_short_ids() -> None:

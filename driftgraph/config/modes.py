@@ -209,7 +209,7 @@ class LocalConfig(_Section):
     rerank: RerankConfig = Field(RerankConfig(), description="optional reranking of the chunk candidates")
     # presentation order of the included chunks (query/local/present.py); the selection above is unchanged
     chunk_rank: Literal["score", "vector", "graph"] = Field(
-        "score",
+        "graph",
         description="order the included chunks are shown (and cited) in: score: the selection score's; vector: "
         "query similarity; graph: similarity + chunk_rank_weights x the walk, entity cover, seed and bridge support",
     )
