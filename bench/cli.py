@@ -55,6 +55,9 @@ PARTS: dict[str, Part] = {
     "routes": _suite("relational / thematic routes on operation-dulce, plus the MuSiQue check"),
     "basic": _suite("GraphRAG 3.2.0's basic search vs driftgraph basic and local on MuSiQue"),
     "report": _own("bench.report.latest:main", "re-render results/latest.md (+ plots) from results/raw/*.json"),
+    "graphrag-tuned": _own(
+        "bench.report.graphrag_tuned:main", "tuned and default GraphRAG beside driftgraph, from results/raw (issue 39)"
+    ),
     "plots": _own("bench.report.plots:main", "PNG plots from RAW_DIR into OUT_DIR (needs matplotlib)"),
     "serve": _own("bench.run.dg.serve:main", "context-only local search in-process vs over HTTP, c=1/4/16"),
     "real-model": _own(
@@ -108,6 +111,7 @@ PARTS: dict[str, Part] = {
     "dg-llm-cost": _worker("bench.run.dg.llm_cost:main", "driftgraph DRIFT / global calls and tokens, fake model"),
     "gr-local": _worker("bench.run.gr.local:main", "GraphRAG local: recall per budget and latency"),
     "gr-basic": _worker("bench.run.gr.basic:main", "GraphRAG basic search recall per budget"),
+    "gr-tune": _worker("bench.run.gr.tune:main", "GraphRAG local / basic knobs swept, chosen by 5-fold CV (issue 39)"),
     "gr-scale": _worker("bench.run.gr.scale:main", "GraphRAG local on a synthetic index"),
     "gr-llm-cost": _worker("bench.run.gr.llm_cost:main", "GraphRAG DRIFT / global calls and tokens, fake model"),
 }

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
                         "id": q.id,
                         "hops": q.hops,
                         "recall": metrics.evidence_recall(ctx, gold),
-                        "recall_unquoted": _unquoted_recall(ctx, gold),
+                        "recall_unquoted": common.unquoted_recall(ctx, gold),
                         "tokens": len(tok.encode(ctx)),
                         "ms": ms,
                     }
@@ -96,15 +96,3 @@ def main(argv: list[str] | None = None) -> None:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=1))
     tmp.cleanup()
-
-
-def _unquoted_recall(ctx: str, gold: list[str]) -> float:
-    """Recall after undoing the CSV quoting ``to_csv`` applies to a text holding quotes or ``|`` (a gold text
-    whose quotes are doubled in the context is still there, only escaped)."""
-    import csv
-    import io
-
-    texts = []
-    for row in csv.reader(io.StringIO(ctx), delimiter="|", escapechar="\\"):
-        texts.append("|".join(row))
-    return metrics.evidence_recall("\n".join(texts), gold)

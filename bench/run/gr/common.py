@@ -200,3 +200,17 @@ def local_params(budget: int) -> dict:
         "embedding_vectorstore_key": EntityVectorStoreKey.ID,
         "max_context_tokens": budget,
     }
+
+
+def unquoted_recall(ctx: str, gold: list[str]) -> float:
+    """Recall after undoing the CSV quoting ``to_csv`` applies to a text holding quotes or ``|`` (a gold text
+    whose quotes are doubled in the context is still there, only escaped)."""
+    import csv
+    import io
+
+    texts = []
+    for row in csv.reader(io.StringIO(ctx), delimiter="|", escapechar="\\"):
+        texts.append("|".join(row))
+    from bench import metrics
+
+    return metrics.evidence_recall("\n".join(texts), gold)
