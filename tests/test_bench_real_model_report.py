@@ -21,6 +21,8 @@ RAW = {
                 "parsed_first": 2,
                 "parsed_repaired": 1,
                 "unparsed": 0,
+                "salvaged": 2,
+                "loops_cut": 1,
                 "format_fallbacks": 1,
                 "prompt_tokens": 2500,
                 "completion_tokens": 1200,
@@ -60,6 +62,6 @@ def test_each_answer_row_names_its_outcome() -> None:
 
 def test_phases_and_the_estimate_are_tabled() -> None:
     text = "\n".join(real_model.section(RAW))
-    assert "| extract (extract_graph) | 3 | 2 | 1 | 0 | 1 | 2,500 / 1,200 |" in text
+    assert "| extract (extract_graph) | 3 | 2 | 1 | 0 | 2 (1) | 1 | 2,500 / 1,200 |" in text
     assert "| extract | 6 / 3 | 5,000 / 2,500 | 24,000 / 1,200 |" in text
     assert "14 entities, 22 relationships, 4 communities, 4 reports; failures: 1." in text

@@ -39,15 +39,16 @@ def section(d: dict[str, Any]) -> list[str]:
             f"relationships, {g['communities']} communities, {g['reports']} reports; "
             f"failures: {idx['failures']['count']}.",
             "",
-            "| phase (prompt) | calls | read first time | after repair | never | format fallbacks | prompt / "
-            "completion tokens |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| phase (prompt) | calls | read first time | after repair | never | cut off, records kept (loops cut) | "
+            "format fallbacks | prompt / completion tokens |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, p in idx["phases"].items():
             label = f"{name} ({p['prompt']})" if p.get("prompt") else name
             lines.append(
                 f"| {label} | {p['llm_calls']} | {p['parsed_first']} | {p['parsed_repaired']} | "
-                f"{p['unparsed']} | {p['format_fallbacks']} | {p['prompt_tokens']:,} / {p['completion_tokens']:,} |"
+                f"{p['unparsed']} | {p.get('salvaged', 0)} ({p.get('loops_cut', 0)}) | {p['format_fallbacks']} | "
+                f"{p['prompt_tokens']:,} / {p['completion_tokens']:,} |"
             )
         est = d.get("estimate_vs_actual") or {}
         if est:
