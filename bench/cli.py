@@ -55,6 +55,9 @@ PARTS: dict[str, Part] = {
     "routes": _suite("relational / thematic routes on operation-dulce, plus the MuSiQue check"),
     "basic": _suite("GraphRAG 3.2.0's basic search vs driftgraph basic and local on MuSiQue"),
     "report": _own("bench.report.latest:main", "re-render results/latest.md (+ plots) from results/raw/*.json"),
+    "drift-matched": _own(
+        "bench.report.drift_matched:main", "DRIFT of both systems at a matched call budget, from results/raw (issue 39)"
+    ),
     "graphrag-tuned": _own(
         "bench.report.graphrag_tuned:main", "tuned and default GraphRAG beside driftgraph, from results/raw (issue 39)"
     ),

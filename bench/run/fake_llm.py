@@ -42,6 +42,22 @@ def graphrag_drift_kind(request: dict[str, Any]) -> str | None:
     return None
 
 
+def step_question(request: dict[str, Any]) -> str:
+    """The follow-up question a GraphRAG DRIFT step request answers (its last user message)."""
+    users = [_content(m) for m in request.get("messages") or [] if m.get("role") == "user"]
+    return users[-1].strip() if users else ""
+
+
+def layer_of(question: str) -> int | None:
+    """Which layer of the scenarios' distinct follow-up questions ``question`` is (0 = the primer's), or None."""
+    from tests.support.drift_fakes import DULCE_LAYERS
+
+    for depth, layer in enumerate(DULCE_LAYERS):
+        if question.strip() in layer:
+            return depth
+    return None
+
+
 def drift_responder(tree: Responder) -> Responder:
     """``tree`` (a ``tree_responder``) for driftgraph requests; GraphRAG requests are translated for it."""
 
@@ -61,8 +77,7 @@ def drift_responder(tree: Responder) -> Responder:
                 "messages": [{"role": "user", "content": f"Report g{fold}: primer fold"}],
             }
             return tree(fake)
-        users = [_content(m) for m in msgs if m.get("role") == "user"]
-        question = users[-1].strip() if users else ""
+        question = step_question(request)
         fake = {
             "response_format": {"type": "json_schema", "json_schema": {"name": "drift_step"}},
             "messages": [{"role": "system", "content": f"Follow-up question of this step: {question}"}],

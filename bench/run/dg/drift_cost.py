@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reimport", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-llm-calls", type=int, default=None, help="drift.max_llm_calls (a matched call budget)")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated: worst, flat")
+    ap.add_argument("--reps", type=int, default=1, help="runs per question (same seed: the same steps expected)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
 
+    from bench.run.fake_llm import layer_of
     from driftgraph.api import open_engine
     from driftgraph.config import load_config
     from tests.support.drift_fakes import DULCE_LAYERS, request_kind, tree_responder
@@ -61,12 +66,15 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cfg = load_config(None)
         cfg.llm = cfg.llm.model_copy(update={"base_url": fake.base_url, "api_key": "bench", "max_retries": 0})
+        if a.max_llm_calls is not None:
+            cfg.drift = cfg.drift.model_copy(update={"max_llm_calls": a.max_llm_calls})
+        scenarios = {name: SCENARIOS[name] for name in a.scenarios.split(",")}
         with open_engine(cfg) as eng:
             if a.reimport or not eng.store.read("admin/counts")[0]["communities"]:
                 eng.import_graphrag(data.require(data.DULCE), reset=True)
-            for scenario, score in SCENARIOS.items():
+            for scenario, score in scenarios.items():
                 fake.responder = tree_responder(score=score, layers=DULCE_LAYERS)
-                for q in QUESTIONS:
+                for q, rep in ((q, rep) for q in QUESTIONS for rep in range(a.reps)):
                     fake.requests.clear()
                     t0 = time.perf_counter()
                     res = eng.query_drift(q, seed=a.seed)
@@ -78,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
                         {
                             "question": q,
                             "scenario": scenario,
+                            "rep": rep,
                             "chat_calls": len(reqs),
                             "ledger_calls": res.cost.llm_calls,
                             "hyde_calls": kinds.count("hyde"),
@@ -88,6 +97,8 @@ def main(argv: list[str] | None = None) -> None:
                             "prompt_tokens_cl100k": _tokens(reqs),
                             "steps_done": sum(1 for s in steps if s["status"] == "done"),
                             "steps_uncovered": sum(1 for s in steps if s["status"] == "uncovered"),
+                            "step_questions": [s["query"] for s in steps if s["status"] == "done"],
+                            "step_layers": [layer_of(s["query"]) for s in steps if s["status"] == "done"],
                             "epochs": len(res.to_dict()["epochs"]),
                             "stop_reason": res.to_dict()["stop_reason"],
                             "seconds": round(seconds, 3),
@@ -97,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         fake.stop()
     keys = ("chat_calls", "step_calls", "prompt_tokens_server", "prompt_tokens_cl100k")
     summary = {}
-    for scenario in SCENARIOS:
+    for scenario in scenarios:
         sel = [r for r in rows if r["scenario"] == scenario]
         summary[scenario] = {k: round(sum(r[k] for r in sel) / len(sel), 1) for k in keys}
         summary[scenario]["max_chat_calls"] = max(r["chat_calls"] for r in sel)
@@ -106,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         "mode": "drift",
         "data": "operation-dulce",
         "seed": a.seed,
+        "command": "python -m bench drift-cost " + " ".join(argv if argv is not None else sys.argv[2:]),
         "drift": cfg.drift.model_dump(),
         "machine": describe(),
         "rows": rows,

@@ -20,6 +20,7 @@ import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -28,13 +29,17 @@ from bench.run.embcache import EmbeddingCache  # noqa: E402
 from bench.run.gr import common  # noqa: E402
 
 
-def config(base_url: str):
+def config(base_url: str, drift: dict | None = None):
+    """``GraphRagConfig()`` pointed at the fake server; ``drift`` overrides ``drift_search`` (a call budget)."""
+    from graphrag.config.models.drift_search_config import DRIFTSearchConfig
     from graphrag.config.models.graph_rag_config import GraphRagConfig
 
     model = {"model_provider": "openai", "model": "gpt-4.1", "api_base": base_url, "api_key": "bench"}
     emb = {"model_provider": "openai", "model": "text-embedding-3-small", "api_base": base_url, "api_key": "bench"}
     return GraphRagConfig(
-        completion_models={"default_completion_model": model}, embedding_models={"default_embedding_model": emb}
+        completion_models={"default_completion_model": model},
+        embedding_models={"default_embedding_model": emb},
+        drift_search=DRIFTSearchConfig(**(drift or {})),
     )
 
 
@@ -92,8 +97,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--questions", default=json.dumps(fake_llm.DULCE_QUESTIONS), help="JSON list of questions")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--model-id", default="all-MiniLM-L6-v2-int8")
+    ap.add_argument("--n-depth", type=int, default=None, help="drift_search.n_depth (a matched call budget)")
+    ap.add_argument("--k-followups", type=int, default=None, help="drift_search.drift_k_followups")
+    ap.add_argument("--scenarios", default=None, help="comma-separated DRIFT scenarios (default: all)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
+    drift = {k: v for k, v in (("n_depth", a.n_depth), ("drift_k_followups", a.k_followups)) if v is not None}
     logging.disable(logging.WARNING)
 
     from tests.support.fake_openai import FakeOpenAI
@@ -104,10 +113,13 @@ def main(argv: list[str] | None = None) -> None:
     fake = FakeOpenAI().start()
     rows = []
     try:
-        cfg = config(fake.base_url)
+        cfg = config(fake.base_url, drift)
         if a.mode == "drift":
             idx = common.load_index(a.root, cache, "all")
+            wanted = a.scenarios.split(",") if a.scenarios else None
             for scenario, responder in fake_llm.drift_scenarios().items():
+                if wanted is not None and scenario not in wanted:
+                    continue
                 fake.responder = responder
                 for q in questions:
                     for rep in range(a.reps):
@@ -129,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
                                 "step_calls": kinds.count("step"),
                                 "reduce_calls": kinds.count("reduce"),
                                 "distinct_step_questions": len({json.dumps(r["messages"][-1]) for r in steps}),
+                                "step_questions": [fake_llm.step_question(r) for r in steps],
+                                "step_layers": [fake_llm.layer_of(fake_llm.step_question(r)) for r in steps],
                                 "embedding_calls": len(fake.requests) - len(fake.chat_requests()),
                                 "seconds": seconds,
                             }
@@ -152,4 +166,14 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         fake.stop()
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps({"system": f"graphrag-{a.mode}", "data": a.root.name, "rows": rows}, indent=1))
+    from bench.run import machine
+
+    payload = {
+        "system": f"graphrag-{a.mode}",
+        "data": a.root.name,
+        "drift_search": drift,
+        "machine": machine.describe(),
+        "command": "python -m bench gr-llm-cost " + " ".join(argv if argv is not None else sys.argv[2:]),
+        "rows": rows,
+    }
+    a.out.write_text(json.dumps(payload, indent=1))
