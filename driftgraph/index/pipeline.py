@@ -1,4 +1,4 @@
-"""``driftgraph index DIR`` end to end: load, chunk, extract, merge, write, cluster, report, embed.
+"""``driftgraph index DIR`` end to end: load, chunk, extract, merge, cluster, report, then write and embed.
 
 Every LLM call goes through the on-disk cache (``index.cache_dir``), so a re-run or a run resumed after a
 crash pays only for work not done yet; there is no ``--resume`` flag because resuming is the default. A
