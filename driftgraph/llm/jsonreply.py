@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from driftgraph.errors import ReplyFormatError
@@ -17,25 +18,31 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
+def _brackets(text: str, start: int) -> Iterator[tuple[int, str]]:
+    """``(offset, character)`` of every bracket from ``start`` on that is not inside a JSON string."""
+    in_str = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{}[]":
+            yield i, ch
+
+
 def _first_object(text: str) -> str | None:
     """The first balanced ``{...}`` in ``text``, honouring strings and escapes."""
     start = text.find("{")
     while start != -1:
         depth = 0
-        in_str = False
-        escaped = False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_str:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch == "{":
+        for i, ch in _brackets(text, start):
+            if ch == "{":
                 depth += 1
             elif ch == "}":
                 depth -= 1
@@ -86,27 +93,16 @@ def salvage_json_object(text: str) -> dict[str, Any]:
         raise ReplyFormatError("no JSON object in the reply")
     stack: list[str] = []
     cut: tuple[int, str] | None = None  # (end of the last complete array element, the closers it needs)
-    in_str = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for i, ch in _brackets(text, start):
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if not stack or stack.pop() != ch:
-                break  # not JSON any more: keep what was complete before it
-            if not stack:
-                return extract_json_object(text[start : i + 1])  # the object was complete after all
-            if stack[-1] == "]" and ch == "}":
-                cut = (i + 1, "".join(reversed(stack)))
+            continue
+        if not stack or stack.pop() != ch:
+            break  # not JSON any more: keep what was complete before it
+        if not stack:
+            return extract_json_object(text[start : i + 1])  # the object was complete after all
+        if stack[-1] == "]" and ch == "}":
+            cut = (i + 1, "".join(reversed(stack)))
     if cut is None:
         raise ReplyFormatError("the reply was cut off before its first complete record")
     end, closers = cut
