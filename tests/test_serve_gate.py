@@ -20,6 +20,7 @@ from driftgraph.deadline import Deadline
 from driftgraph.errors import QuestionStopped
 from driftgraph.query.requests import LocalQuery
 from driftgraph.serve.gate import GraphGate
+from driftgraph.serve.jobs import Jobs
 from driftgraph.serve.runner import Runner
 from driftgraph.serve.state import ServeState
 from tests.test_documents_api import FERRY, _snapshot, cfg, corpus  # noqa: F401 (fixtures)
@@ -75,6 +76,12 @@ def test_a_question_waiting_for_a_write_stops_at_its_own_deadline():
         with pytest.raises(QuestionStopped), gate.reading(Deadline(0.3)):
             pass
         assert time.monotonic() - started < 5
+
+
+def test_the_server_s_questions_and_jobs_share_one_gate(tmp_path):
+    queue = Jobs(None, tmp_path)  # type: ignore[arg-type]  # no job runs: the engine is never reached
+    state = ServeState(engine=None, runner=Runner(ServeConfig()), cfg=ServeConfig(), jobs=queue)  # type: ignore[arg-type]
+    assert state.gate is queue.gate
 
 
 @pytest.mark.e2e

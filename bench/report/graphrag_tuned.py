@@ -12,6 +12,7 @@ budgeted recall); GraphRAG from
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bench import metrics, paths
@@ -41,37 +42,60 @@ def _ours(label: str) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
     return {ours: {b: _by_id(r) for b, r in rank.get(theirs, {}).get("rows", {}).items()} for ours, theirs in pairs}
 
 
+Rows = dict[str, dict[str, Any]]
+
+
+def _graphrag(kind: str) -> Iterator[tuple[str, str, Rows, Rows]]:
+    """(set, budget, GraphRAG's default rows, its tuned rows) for ``kind`` local or basic, every set run."""
+    for label, suffix in SETS.items():
+        gr = _load(f"graphrag_tuned_{kind}{suffix}.json")
+        if gr is None:
+            continue
+        tuned_name = gr["tuned"]["name"] if "cv" in gr else "tuned"  # a sweep names its choice; a --chosen run: tuned
+        for budget in map(str, gr["budgets"]):
+            yield (
+                label,
+                budget,
+                _by_id(gr["configs"]["defaults"]["rows"][budget]),
+                _by_id(gr["configs"][tuned_name]["rows"][budget]),
+            )
+
+
+def _recall(rows: Rows, ids: Iterable[str] | None = None) -> str:
+    picked = [rows[i] for i in (rows if ids is None else ids) if i in rows]
+    return f"{metrics.mean(r['recall'] for r in picked):.3f}" if picked else "-"
+
+
+def _gap(ours: Rows, tuned: Rows, counts: bool) -> str:
+    """driftgraph minus tuned GraphRAG on the questions both answered, with its paired interval."""
+    ids = [i for i in tuned if i in ours]
+    if not ids:
+        return "-"
+    p = metrics.paired([ours[i]["recall"] for i in ids], [tuned[i]["recall"] for i in ids])
+    tail = f", {p['wins']} won / {p['losses']} lost" if counts else ""
+    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}]{tail}"
+
+
+def _row(label: str, budget: str, cells: list[str], n: int) -> str:
+    return f"| {label} ({n}) | {int(budget):,} | " + " | ".join(cells) + " |"
+
+
+def _tuned(tuned: Rows) -> str:
+    return f"{_recall(tuned)} ({metrics.mean(r['tokens'] for r in tuned.values()):,.0f})"
+
+
 def local_table() -> str:
     lines = [
         "| set | budget | GraphRAG default | GraphRAG tuned (tokens filled) | driftgraph local | vector-only | "
         "driftgraph - tuned GraphRAG, paired |",
         "|---|---|---|---|---|---|---|",
     ]
-    for label, suffix in SETS.items():
-        gr = _load(f"graphrag_tuned_local{suffix}.json")
-        if gr is None:
-            continue
-        tuned_name = gr["tuned"]["name"] if "cv" in gr else "tuned"  # a sweep names its choice; a --chosen run: tuned
-        ours = _ours(label)
-        for budget in map(str, gr["budgets"]):
-            default = _by_id(gr["configs"]["defaults"]["rows"][budget])
-            tuned = _by_id(gr["configs"][tuned_name]["rows"][budget])
-            dg = ours["driftgraph local"].get(budget, {})
-            vec = ours["vector-only"].get(budget, {})
-            ids = [i for i in tuned if i in dg] if dg else []
-            cells = [
-                f"{metrics.mean(r['recall'] for r in default.values()):.3f}",
-                f"{metrics.mean(r['recall'] for r in tuned.values()):.3f} "
-                f"({metrics.mean(r['tokens'] for r in tuned.values()):,.0f})",
-                f"{metrics.mean(dg[i]['recall'] for i in ids):.3f}" if ids else "-",
-                f"{metrics.mean(vec[i]['recall'] for i in tuned if i in vec):.3f}" if vec else "-",
-            ]
-            if ids:
-                p = metrics.paired([dg[i]["recall"] for i in ids], [tuned[i]["recall"] for i in ids])
-                cells.append(f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], {p['wins']} won / {p['losses']} lost")
-            else:
-                cells.append("-")
-            lines.append(f"| {label} ({len(tuned)}) | {int(budget):,} | " + " | ".join(cells) + " |")
+    ours_of = {label: _ours(label) for label in SETS}
+    for label, budget, default, tuned in _graphrag("local"):
+        dg = ours_of[label]["driftgraph local"].get(budget, {})
+        vec = ours_of[label]["vector-only"].get(budget, {})
+        cells = [_recall(default), _tuned(tuned), _recall(dg, tuned), _recall(vec, tuned), _gap(dg, tuned, True)]
+        lines.append(_row(label, budget, cells, len(tuned)))
     return "\n".join(lines)
 
 
@@ -84,28 +108,10 @@ def basic_table() -> str:
         "driftgraph - tuned GraphRAG, paired |",
         "|---|---|---|---|---|---|",
     ]
-    for label, suffix in SETS.items():
-        gr = _load(f"graphrag_tuned_basic{suffix}.json")
-        if gr is None:
-            continue
-        tuned_name = gr["tuned"]["name"] if "cv" in gr else "tuned"
-        for budget in map(str, gr["budgets"]):
-            default = _by_id(gr["configs"]["defaults"]["rows"][budget])
-            tuned = _by_id(gr["configs"][tuned_name]["rows"][budget])
-            dg = _by_id(ours.get(budget, [])) if label == "dev" else {}
-            ids = [i for i in tuned if i in dg]
-            cells = [
-                f"{metrics.mean(r['recall'] for r in default.values()):.3f}",
-                f"{metrics.mean(r['recall'] for r in tuned.values()):.3f} "
-                f"({metrics.mean(r['tokens'] for r in tuned.values()):,.0f})",
-                f"{metrics.mean(dg[i]['recall'] for i in ids):.3f}" if ids else "-",
-            ]
-            if ids:
-                p = metrics.paired([dg[i]["recall"] for i in ids], [tuned[i]["recall"] for i in ids])
-                cells.append(f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}]")
-            else:
-                cells.append("-")
-            lines.append(f"| {label} ({len(tuned)}) | {int(budget):,} | " + " | ".join(cells) + " |")
+    for label, budget, default, tuned in _graphrag("basic"):
+        dg = _by_id(ours.get(budget, [])) if label == "dev" else {}
+        cells = [_recall(default), _tuned(tuned), _recall(dg, tuned), _gap(dg, tuned, False)]
+        lines.append(_row(label, budget, cells, len(tuned)))
     return "\n".join(lines)
 
 

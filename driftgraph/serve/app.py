@@ -21,7 +21,6 @@ from driftgraph.api import Engine
 from driftgraph.errors import ConfigError
 from driftgraph.serve import errors
 from driftgraph.serve.auth import ApiKey
-from driftgraph.serve.gate import GraphGate
 from driftgraph.serve.guard import Guard, mcp_security, served_hosts
 from driftgraph.serve.jobs import Jobs
 from driftgraph.serve.metrics import HttpMetrics, Metrics
@@ -49,9 +48,8 @@ def create_app(
     cfg = engine.config.serve
     runner = Runner(cfg)
     metrics = Metrics(runner, cfg) if cfg.metrics else None
-    gate = GraphGate()  # questions and document jobs: no question reads a change half-written
-    queue = Jobs(engine, cfg.jobs_dir, gate) if jobs else None
-    state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics, jobs=queue, gate=gate)
+    queue = Jobs(engine, cfg.jobs_dir) if jobs else None
+    state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics, jobs=queue)
     mcp_server = None
     if mcp:
         from driftgraph.serve.mcp_server import build_mcp

@@ -69,9 +69,9 @@ class JobError(DriftgraphError):
 class Jobs:
     """The queue and its worker over one Engine; ``start`` resumes what an earlier run left unfinished."""
 
-    def __init__(self, engine: Engine, directory: str | Path, gate: GraphGate | None = None) -> None:
+    def __init__(self, engine: Engine, directory: str | Path) -> None:
         self.engine = engine
-        self.gate = gate or GraphGate()  # held while a job writes its change (serve/gate.py)
+        self.gate = GraphGate()  # held while a job writes its change; questions read under it (serve/gate.py)
         self.dir = Path(directory)
         self._jobs: dict[str, Job] = {}
         self._wake = threading.Condition()

@@ -38,7 +38,11 @@ class ServeState:
     cfg: ServeConfig
     metrics: Metrics | None = None
     jobs: Jobs | None = None  # document changes (serve/jobs.py); None when the app runs without them
-    gate: GraphGate = field(default_factory=GraphGate)  # shared with ``jobs``: a question reads one whole graph
+    gate: GraphGate = field(default_factory=GraphGate)  # the jobs' own when there are jobs (__post_init__)
+
+    def __post_init__(self) -> None:
+        if self.jobs is not None:  # questions and jobs share one gate: no question reads half a change
+            self.gate = self.jobs.gate
 
     async def ask(
         self,

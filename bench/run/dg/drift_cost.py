@@ -17,6 +17,7 @@ the request messages (what GraphRAG's ~380k per question is measured in).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
                 eng.import_graphrag(data.require(data.DULCE), reset=True)
             for scenario, score in scenarios.items():
                 fake.responder = tree_responder(score=score, layers=DULCE_LAYERS)
-                for q, rep in ((q, rep) for q in QUESTIONS for rep in range(a.reps)):
+                for q, rep in itertools.product(QUESTIONS, range(a.reps)):
                     fake.requests.clear()
                     t0 = time.perf_counter()
                     res = eng.query_drift(q, seed=a.seed)

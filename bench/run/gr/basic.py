@@ -37,25 +37,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
 
-    import tempfile
-
     from graphrag.config.models.basic_search_config import BasicSearchConfig
-    from graphrag.query.indexer_adapters import read_indexer_text_units
-    from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
 
     cache = EmbeddingCache(a.model_id)
-    embedder = common.CachedEmbedder(cache)
-    frames = common.read_frames(a.root)
-    tu = frames["text_units"]
-    tmp = tempfile.TemporaryDirectory(prefix="bench-lancedb-basic-")
-    vectors = cache.get([str(t) for t in tu["text"]], embedder._embed_live)
-    store = common.entity_store(tu, vectors, tmp.name, index_name="text_unit_text")
-    builder = BasicSearchContext(
-        text_embedder=embedder,
-        text_unit_embeddings=store,
-        text_units=read_indexer_text_units(tu),
-        tokenizer=common.tokenizer(),
-    )
+    builder, embedder, tmp = common.basic_context_builder(a.root, cache)
     tok = common.tokenizer()
     units = data.text_units(a.root)
     qs = data.questions(a.questions) if a.questions else data.questions()

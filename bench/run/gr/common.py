@@ -180,6 +180,27 @@ def local_context_builder(idx: LoadedIndex, embedder: CachedEmbedder):
     )
 
 
+def basic_context_builder(root: Path, cache: EmbeddingCache):
+    """``BasicSearchContext`` as ``get_basic_search_engine`` builds it: the text units and a ``text_unit_text``
+    LanceDB store of their vectors (the shared cache's). Returns the builder and the store's temp folder, which
+    must outlive it."""
+    from graphrag.query.indexer_adapters import read_indexer_text_units
+    from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
+
+    embedder = CachedEmbedder(cache)
+    tu = read_frames(root)["text_units"]
+    tmp = tempfile.TemporaryDirectory(prefix="bench-lancedb-basic-")
+    vectors = cache.get([str(t) for t in tu["text"]], embedder._embed_live)
+    store = entity_store(tu, vectors, tmp.name, index_name="text_unit_text")
+    builder = BasicSearchContext(
+        text_embedder=embedder,
+        text_unit_embeddings=store,
+        text_units=read_indexer_text_units(tu),
+        tokenizer=tokenizer(),
+    )
+    return builder, embedder, tmp
+
+
 def local_params(budget: int) -> dict:
     """The factory's ``context_builder_params`` from ``LocalSearchConfig()`` with the budget swapped in."""
     from graphrag.config.models.local_search_config import LocalSearchConfig

@@ -23,7 +23,6 @@ import argparse  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -74,34 +73,21 @@ def _local(root: Path, cache: EmbeddingCache) -> Callable[[str, int, dict[str, A
     def build(question: str, budget: int, params: dict[str, Any]) -> str:
         embedder.embedding(input=[question])
         res = builder.build_context(query=question, **{**common.local_params(budget), **params})
+        _ = idx  # the LanceDB folder (idx.tmpdir) lives as long as the builder
         return res.context_chunks if isinstance(res.context_chunks, str) else "\n\n".join(res.context_chunks)
 
-    build.keep = idx  # type: ignore[attr-defined]  # the LanceDB folder lives as long as the builder
     return build
 
 
 def _basic(root: Path, cache: EmbeddingCache) -> Callable[[str, int, dict[str, Any]], str]:
-    from graphrag.query.indexer_adapters import read_indexer_text_units
-    from graphrag.query.structured_search.basic_search.basic_context import BasicSearchContext
-
-    embedder = common.CachedEmbedder(cache)
-    tu = common.read_frames(root)["text_units"]
-    tmp = tempfile.TemporaryDirectory(prefix="bench-lancedb-basic-")
-    vectors = cache.get([str(t) for t in tu["text"]], embedder._embed_live)
-    store = common.entity_store(tu, vectors, tmp.name, index_name="text_unit_text")
-    builder = BasicSearchContext(
-        text_embedder=embedder,
-        text_unit_embeddings=store,
-        text_units=read_indexer_text_units(tu),
-        tokenizer=common.tokenizer(),
-    )
+    builder, embedder, tmp = common.basic_context_builder(root, cache)
 
     def build(question: str, budget: int, params: dict[str, Any]) -> str:
         embedder.embedding(input=[question])
         res = builder.build_context(query=question, k=params["k"], max_context_tokens=budget)
+        _ = tmp  # the LanceDB folder lives as long as the builder
         return res.context_chunks if isinstance(res.context_chunks, str) else "\n\n".join(res.context_chunks)
 
-    build.keep = tmp  # type: ignore[attr-defined]
     return build
 
 
