@@ -115,6 +115,7 @@ PARTS: dict[str, Part] = {
     "gr-local": _worker("bench.run.gr.local:main", "GraphRAG local: recall per budget and latency"),
     "gr-basic": _worker("bench.run.gr.basic:main", "GraphRAG basic search recall per budget"),
     "gr-tune": _worker("bench.run.gr.tune:main", "GraphRAG local / basic knobs swept, chosen by 5-fold CV (issue 39)"),
+    "gr-contexts": _worker("bench.run.gr.contexts:main", "GraphRAG local's prompt and context per question (answers)"),
     "gr-scale": _worker("bench.run.gr.scale:main", "GraphRAG local on a synthetic index"),
     "gr-llm-cost": _worker("bench.run.gr.llm_cost:main", "GraphRAG DRIFT / global calls and tokens, fake model"),
 }

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bench.run.dg import answer_metrics as am
+from bench.run.dg import cited
 from tests.support.drift_fakes import tree_responder
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.global_fake import responder as global_responder
@@ -43,6 +44,9 @@ def test_normalisation_and_scores():
     assert am.token_f1("", ["Norway"]) == 0.0
     assert am.in_context(["Ines Halloran"], "where Ines\nHalloran lights it") == 1.0
     assert am.in_context(["Ines Hall"], "where Ines Halloran lights it") == 0.0, "whole words only"
+    assert am.in_context(["Corran Foundry"], "2|CORRAN FOUNDRY|A foundry") == 1.0, "a table cell is its own words"
+    assert am.in_context(["O'Brien"], "said OBrien") == 1.0 and am.in_context(["OBrien"], "O'Brien said") == 1.0
+    assert am.in_context(["Brien"], "O'Brien said") == 1.0, "punctuation read as a word break finds this too"
 
 
 def _model(request: dict[str, Any]) -> str:
@@ -92,3 +96,119 @@ def test_bench_answers_scores_each_mode(neo4j_cfg, neo4j_config, tmp_path):
         assert all(r["llm_calls"] == 0 and "answer" not in r for r in rows), "offline: no model call"
         # the first three answers are in the sample's texts, the year is not
         assert [r["answer_in_context"] for r in rows] == [1.0, 1.0, 1.0, 0.0], mode
+
+
+# -- supported: the rows an answer cites, read back from its context ------------------------------------------
+GR_CONTEXT = """-----Entities-----
+id|entity|description|number of relationships
+1|DELIA FENN|"Delia Fenn started the Kelmouth Lantern Festival,
+and ran it for ten years"|3
+2|CORRAN FOUNDRY|A foundry in Kelmouth|1
+-----Sources-----
+id|text
+5|The lantern is lit each year by Ines Halloran.
+"""
+
+
+def test_cited_rows_are_read_from_either_context_form():
+    assert cited.cited_text("Delia Fenn [Data: Entities (1); Sources (5, 9)]", GR_CONTEXT) == (
+        '1|DELIA FENN|"Delia Fenn started the Kelmouth Lantern Festival,\nand ran it for ten years"|3\n'
+        "5|The lantern is lit each year by Ines Halloran.",
+        3,
+    ), "a multi-line cell stays with its row; an id not shown (9) adds nothing but is counted"
+    blocks = "----- Source 1 -----\nCorran Foundry casts it.\n\n----- Source 2 -----\n12|not a row id, text"
+    assert cited.cited_text("Corran [Data: Sources (2)]", blocks) == ("12|not a row id, text", 1)
+    assert cited.cited_text("Corran [data: source (1)]", blocks)[0].startswith("Corran Foundry casts it.")
+    assert cited.cited_text("Corran, no reference", blocks) == ("", 0)
+    assert cited.strip_citations("Delia Fenn [Data: Sources (1, +more)].") == "Delia Fenn ."
+
+
+def _row_of(context: str, needle: str) -> str | None:
+    """The fake reader: the label of the first context row holding ``needle``, as a [Data: ...] reference."""
+    table, row, block = None, None, False
+    for line in context.splitlines():
+        if line.startswith("----- Source "):
+            table, row, block = "Sources", line.split()[2], True
+        elif line.startswith("-----") and line.endswith("-----"):
+            table, row, block = line.strip("-"), None, False
+        elif not block and line.split("|")[0].isdigit():
+            row = line.split("|")[0]
+        if table and row and needle in line:
+            return f"[Data: {table} ({row})]"
+    return None
+
+
+# question -> what the fake cites: the row holding the gold (supported), nothing, an id never shown, any row
+CITES = {"Who started": "gold", "Which foundry": "none", "Who lights": "unknown", "In which year": "first"}
+
+
+def _citing_model(request: dict[str, Any]) -> str:
+    messages = request.get("messages", [])
+    text = " ".join(m.get("content") or "" for m in messages)
+    for q, (gold, said) in QUESTIONS.items():
+        if q not in text:
+            continue
+        how = next(v for k, v in CITES.items() if q.startswith(k))
+        context = messages[0].get("content") or ""
+        ref = {"gold": _row_of(context, gold), "none": "", "unknown": "[Data: Sources (999)]"}.get(how)
+        if how == "first":
+            ref = _row_of(context, "|") or _row_of(context, " ")
+        assert ref is not None, f"the fake found no row holding {gold!r}"
+        return f"{said} {ref}".strip()
+    return "I do not know."
+
+
+def test_bench_answers_foreign_contexts_supported_and_resume(neo4j_cfg, neo4j_config, tmp_path):
+    """vector and graphrag_local answered through the same call, every answer scored without its references,
+    supported read from the cited rows; a --resume run asks the model nothing more."""
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": q, "answer": gold, "gold_text_unit_ids": [], "hops": 2}) + "\n"
+            for i, (q, (gold, _)) in enumerate(QUESTIONS.items())
+        )
+    )
+    gr = tmp_path / "gr.json"
+    gr.write_text(json.dumps({"rows": [
+        {"id": f"q{i}", "context": GR_CONTEXT, "system": "GraphRAG prompt stand-in. Tables:\n" + GR_CONTEXT}
+        for i in range(len(QUESTIONS))
+    ]}))  # fmt: skip
+    out = tmp_path / "answers.json"
+    base = ["--model", "fake-model", "--index", str(SAMPLE), "--questions", str(questions), "--out", str(out),
+            "--fresh-embeddings", "--neo4j-uri", neo4j_config["uri"], "--modes", "local,basic,vector,graphrag_local",
+            "--graphrag-contexts", str(gr), "--budget", "1500"]  # fmt: skip
+    env = {**os.environ, "NEO4J_PASSWORD": neo4j_config["password"], "OPENAI_API_KEY": "test"}
+    fake = FakeOpenAI(_citing_model).start()
+    try:
+        cmd = [sys.executable, "-m", "bench", "answers", "--base-url", fake.base_url, *base]
+        res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr[-2000:]
+        first_calls = len(fake.chat_requests())
+        raw = json.loads(out.read_text())
+        res = subprocess.run([*cmd, "--resume", "--keep-index"], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=900)  # fmt: skip
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert len(fake.chat_requests()) == first_calls, "a resumed run asks nothing already answered"
+    finally:
+        fake.stop()
+    assert raw["complete"] is True and raw["budget"] == 1500
+    by_mode: dict[str, list[dict]] = {}
+    for row in raw["rows"]:
+        by_mode.setdefault(row["mode"], []).append(row)
+    for mode in ("local", "basic", "vector", "graphrag_local"):
+        rows = by_mode[mode]
+        assert [r["error"] for r in rows] == [None] * 4, rows
+        assert [r["em"] for r in rows] == EXPECTED["em"] and [r["f1"] for r in rows] == EXPECTED["f1"], mode
+        # the gold's row cited; nothing cited; an id never shown; any row, but the year is in none of them
+        assert [r["supported"] for r in rows] == [1.0, 0.0, 0.0, 0.0], (mode, [r["answer"] for r in rows])
+        assert [r["references"] for r in rows] == [1, 0, 1, 1], mode
+        if mode != "graphrag_local":
+            assert all(r["context_tokens"] <= 1500 for r in rows), (mode, "the budget holds")
+        summary = raw["summary"][mode]
+        assert summary["supported"] == 0.25 and summary["em"] == 0.5
+        lo, hi = summary["em_ci"]
+        assert 0.0 <= lo <= 0.5 <= hi <= 1.0
+    assert raw["summary"]["vector"]["em_vs_local"]["diff"] == 0.0, "paired with local on the same questions"
+    assert all(r["llm_calls"] == 1 for r in by_mode["vector"] + by_mode["graphrag_local"])
+    sent = [r for r in fake.chat_requests() if "GraphRAG prompt stand-in" in r["messages"][0]["content"]]
+    assert len(sent) == 4 and all(r["messages"][1]["content"] in QUESTIONS for r in sent), "its prompt, as given"

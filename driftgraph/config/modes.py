@@ -128,6 +128,10 @@ class LocalConfig(_Section):
     answer_reserve: int = Field(1500, ge=16, description="tokens kept free for the answer (max_tokens of the call)")
     history_turns: int = Field(5, ge=0, le=100, description="most recent history messages considered")
     history_budget: int = Field(1000, ge=0, description="tokens the history may take (rewrite and answer prompt)")
+    response_type: str = Field(
+        "concise answer in markdown; a few sentences are usually enough",
+        description="the answer the prompt asks for: the words after 'Write a' in prompts/local_search.txt",
+    )
     # entry points
     entity_top_k: int = Field(10, ge=1, le=200, description="entry entities kept at most")
     entity_oversample: float = Field(3.0, ge=1.0, le=20.0, description="vector k = entity_top_k * oversample")
@@ -277,6 +281,10 @@ class DriftLocalConfig(LocalConfig):
 
     context_cap: int = Field(4000, ge=256, description="cost ceiling on context tokens of one DRIFT step")
     answer_reserve: int = Field(800, ge=16, description="output cap of one DRIFT step (its JSON answer)")
+    response_type: str = Field(
+        "concise answer in markdown",
+        description="the answer a step's JSON 'response' asks for: the words after 'a' in prompts/drift_local.txt",
+    )
 
 
 class DriftConfig(_Section):

@@ -1,15 +1,20 @@
-"""``python -m bench answers --base-url URL --model NAME [--limit N] --out FILE``: answer quality with a model.
+"""``python -m bench answers --base-url URL --model NAME [--budget N] [--modes ...] --out FILE``: answer quality.
 
-Answers the MuSiQue dev questions through any OpenAI-compatible endpoint with each query mode (local,
-global, drift, basic) over the MuSiQue index imported from ../shared/data/musique, and scores every answer
-by exact match and token F1 against the gold answer (``bench/run/dg/answer_metrics.py``). Next to them, for each
-mode's assembled context, and offline (local and basic context-only, no model at all), whether the gold
-answer string occurs in the context: what a perfect reader could have answered. ``--offline`` runs only
-that part. The raw file holds every answer with its scores and cost, plus the machine, load and command.
+Answers the MuSiQue dev questions through any OpenAI-compatible endpoint (a hosted model, or the real-model
+harness's server: ``python -m bench real-model --serve``) over the MuSiQue index imported from
+../shared/data/musique, in driftgraph's modes (local, global, drift, basic) and two foreign contexts answered
+by the same model through the same call (``bench/run/dg/foreign.py``): ``vector`` (vector-only chunks) and
+``graphrag_local`` (GraphRAG 3.2.0's local context and prompt, prepared by ``python -m bench gr-contexts`` in the
+baseline's virtualenv). Every answer is scored, its ``[Data: ...]`` references removed, by exact match and token
+F1 against the gold answer and its aliases (``answer_metrics.py``), and as *supported* when the gold answer
+occurs in the context rows it cites (``cited.py``; local, basic, vector and graphrag_local, whose contexts are
+tables of labelled rows). A question whose answer failed (an error, or a reply the answer check refused)
+scores 0. Next to them, offline, whether the gold answer occurs in local's and basic's context at all.
 
-Global, basic and DRIFT are asked for a short answer (``response_type``, a config key); local search's
-prompt has no such knob, so its longer answers cost it exact match more than F1. Neo4j: the bench's own
-launcher, or ``--neo4j-uri`` (password in NEO4J_PASSWORD), whose data is replaced by the import.
+The summary gives each score's mean with its bootstrap interval over the questions, and each mode paired with
+local. ``--budget`` fixes every mode's context budget (DRIFT: each step's). The raw file is rewritten after
+every answer; ``--resume`` keeps the answers already in it, so a slow CPU run can stop and go on. Neo4j: the
+bench's own launcher, or ``--neo4j-uri`` (password in NEO4J_PASSWORD), whose data is replaced by the import.
 """
 
 from __future__ import annotations
@@ -22,14 +27,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import paths
-from bench.run import data, machine, neo4j
+from bench import metrics, paths
+from bench.run import data, env, machine, neo4j
 from bench.run.dg import answer_metrics as am
-from bench.run.dg import common
+from bench.run.dg import cited, common, foreign
 
-MODES = ("local", "global", "drift", "basic")
+MODES = ("local", "global", "drift", "basic", "vector", "graphrag_local")
+DEFAULT_MODES = ("local", "global", "drift", "basic")
 OFFLINE_MODES = ("local", "basic")  # the modes that assemble a context without any model call
-SHORT = "very short (only the answer itself: a name, date, number or short phrase, no explanation)"
+TABLE_MODES = ("local", "basic", "vector", "graphrag_local")  # contexts of labelled rows: "supported" is read
+SHORT = (
+    "very short answer (only the answer itself: a name, date, number or short phrase, no explanation), "
+    "followed by its citation"
+)
+SCORES = ("em", "f1", "supported")
 
 
 def load_questions(path: Path, limit: int | None) -> list[dict[str, Any]]:
@@ -39,17 +50,32 @@ def load_questions(path: Path, limit: int | None) -> list[dict[str, Any]]:
     return rows[:limit] if limit else rows
 
 
-def config_extra(args: argparse.Namespace) -> dict[str, Any]:
-    llm = {"base_url": args.base_url, "model": args.model, "api_key": args.api_key or "not-needed"}
+def config_extra(a: argparse.Namespace) -> dict[str, Any]:
+    llm: dict[str, Any] = {"base_url": a.base_url, "model": a.model, "api_key": a.api_key or "not-needed"}
+    llm.update(timeout_s=a.timeout, model_context_window=a.ctx)
     short = {"response_type": SHORT}
-    return {"llm": llm, "global": short, "basic": short, "drift": short, "trace": {"enabled": False}}
+    drift: dict[str, Any] = {"response_type": SHORT}
+    if a.budget:
+        drift["local"] = {"context_cap": a.budget}
+    return {"llm": llm, "local": short, "global": short, "drift": drift, "basic": short, "trace": {"enabled": False}}
 
 
-def ask(eng: Any, mode: str, question: dict[str, Any], *, context_only: bool = False) -> dict[str, Any]:
-    """One question in one mode: the answer (None context-only), its scores, its context and cost."""
+def score(row: dict[str, Any], answer: str | None, golds: list[str], context: str) -> None:
+    """EM and F1 of the answer without its references; supported where the context's rows can be read."""
+    text = cited.strip_citations(answer or "")
+    row.update(answer=answer, em=am.exact_match(text, golds), f1=am.token_f1(text, golds))
+    if row["mode"] in TABLE_MODES:
+        evidence, refs = cited.cited_text(answer or "", context)
+        row.update(references=refs, supported=am.in_context(golds, evidence) if evidence else 0.0)
+
+
+def ask(eng: Any, mode: str, question: dict[str, Any], budget: int | None, *, context_only: bool = False) -> dict:
+    """One question in one driftgraph mode: the answer (None context-only), its scores, its context and cost."""
     fields: dict[str, Any] = {"store_trace": False}
     if context_only:
         fields["context_only"] = True
+    if budget and mode in ("local", "basic", "global"):
+        fields["budget"] = budget
     row: dict[str, Any] = {"id": question["id"], "hops": question.get("hops"), "mode": mode}
     t0 = time.perf_counter()
     try:
@@ -66,16 +92,42 @@ def ask(eng: Any, mode: str, question: dict[str, Any], *, context_only: bool = F
         prompt_tokens=res.cost.prompt_tokens,
         completion_tokens=res.cost.completion_tokens,
         estimated_calls=int(total.get("estimated_calls", 0)),
+        stop_reason=res.stop_reason,
         error=None,
     )
     if not context_only:
-        answer = res.answer or ""
-        golds = question["golds"]
-        row.update(answer=answer, em=am.exact_match(answer, golds), f1=am.token_f1(answer, golds))
+        score(row, res.answer or "", question["golds"], res.context.text)
     return row
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def ask_foreign(eng: Any, mode: str, question: dict[str, Any], ctx: foreign.Foreign, max_tokens: int) -> dict:
+    """One question over a context driftgraph did not assemble, answered through the same checked call."""
+    row: dict[str, Any] = {"id": question["id"], "hops": question.get("hops"), "mode": mode}
+    t0 = time.perf_counter()
+    try:
+        got = foreign.answer(eng, ctx, max_tokens)
+    except Exception as err:
+        row.update(error=f"{type(err).__name__}: {str(err).splitlines()[0][:200]}", seconds=time.perf_counter() - t0)
+        return row
+    row.update(
+        seconds=round(time.perf_counter() - t0, 3),
+        answer_in_context=am.in_context(question["golds"], ctx.context),
+        context_tokens=ctx.tokens,
+        llm_calls=got["llm_calls"],
+        prompt_tokens=got["prompt_tokens"],
+        stop_reason="answered" if got["answer"] is not None else f"bad_answer ({got['problem']})",
+        error=None,
+    )
+    score(row, got["answer"], question["golds"], ctx.context)
+    return row
+
+
+def _values(rows: list[dict[str, Any]], key: str) -> list[float]:
+    """Per question; a failed question (error, or no answer) scores 0 rather than leaving the mean."""
+    return [float(r.get(key) or 0.0) if r["error"] is None else 0.0 for r in rows]
+
+
+def summarise(rows: list[dict[str, Any]], local: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     ok = [r for r in rows if r["error"] is None]
     out: dict[str, Any] = {
         "questions": len(rows),
@@ -83,33 +135,85 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answer_in_context": am.mean([r["answer_in_context"] for r in ok]),
         "context_tokens_mean": am.mean([r["context_tokens"] for r in ok]),
     }
-    if ok and "em" in ok[0]:
-        out.update(
-            em=am.mean([r["em"] for r in ok]),
-            f1=am.mean([r["f1"] for r in ok]),
-            llm_calls_mean=am.mean([r["llm_calls"] for r in ok]),
-            prompt_tokens_mean=am.mean([r["prompt_tokens"] for r in ok]),
-            estimated_calls=sum(r["estimated_calls"] for r in ok),
-        )
+    if not ok or "em" not in ok[0]:
+        return out
+    out.update(
+        failed_answers=sum(1 for r in ok if r.get("answer") is None),
+        llm_calls_mean=am.mean([r["llm_calls"] for r in ok]),
+        prompt_tokens_mean=am.mean([r["prompt_tokens"] for r in ok]),
+    )
+    for key in SCORES:
+        if key == "supported" and "supported" not in ok[0]:
+            continue
+        values = _values(rows, key)
+        lo, hi = metrics.bootstrap_ci(values)
+        out[key] = am.mean(values)
+        out[f"{key}_ci"] = [round(lo, 4), round(hi, 4)]
+        if local is not None and rows is not local and [r["id"] for r in rows] == [r["id"] for r in local]:
+            out[f"{key}_vs_local"] = metrics.paired(values, _values(local, key))
     return out
 
 
-def run(eng: Any, questions: list[dict[str, Any]], modes: list[str], offline: bool) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = []
-    summary: dict[str, Any] = {}
-    runs = [(f"{m}_context", m, True) for m in OFFLINE_MODES]
-    if not offline:
-        runs += [(m, m, False) for m in modes]
-    for label, mode, context_only in runs:
-        mode_rows = []
-        for i, q in enumerate(questions):
-            row = ask(eng, mode, q, context_only=context_only)
-            row["mode"] = label
-            mode_rows.append(row)
-            print(f"{label} {i + 1}/{len(questions)} {'error' if row['error'] else 'ok'}", file=sys.stderr)
-        summary[label] = summarise(mode_rows)
-        rows += mode_rows
-    return {"summary": summary, "rows": rows}
+def summaries(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    by_mode: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: str(r["id"])):  # one question order in every mode, resumed or not
+        by_mode.setdefault(r["mode"], []).append(r)
+    local = by_mode.get("local")
+    return {mode: summarise(rs, local) for mode, rs in by_mode.items()}
+
+
+class Raw:
+    """The raw file, rewritten (atomically) after every answer, so a stopped run loses at most the one in flight."""
+
+    def __init__(self, path: Path, header: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        self.path, self.header, self.rows = path, header, rows
+        self.done = {(r["mode"], r["id"]) for r in rows if r["error"] is None}
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows = [r for r in self.rows if (r["mode"], r["id"]) != (row["mode"], row["id"])] + [row]
+        self.write(complete=False)
+
+    def write(self, *, complete: bool) -> None:
+        payload = {**self.header, "complete": complete, "summary": summaries(self.rows), "rows": self.rows}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
+    """GraphRAG's prompt and context per question id: ``--graphrag-contexts`` or a fresh ``gr-contexts`` run."""
+    if a.graphrag_contexts is None:
+        out = paths.CACHE / "answers" / f"graphrag_contexts_{a.budget or 8000}.json"
+        args = ["--budget", str(a.budget or 8000), "--response-type", SHORT, "--root", str(a.index)]
+        if a.questions:
+            args += ["--questions", str(a.questions)]
+        payload = env.run_baseline("gr-contexts", args, out, log)
+    else:
+        payload = json.loads(a.graphrag_contexts.read_text(encoding="utf-8"))
+    return {row["id"]: row for row in payload["rows"]}
+
+
+def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: Raw, log) -> None:
+    modes = [m for m in a.modes.split(",") if m]
+    runs = [(f"{m}_context", m) for m in OFFLINE_MODES] + ([] if a.offline else [(m, m) for m in modes])
+    gr = graphrag_contexts(a, log) if "graphrag_local" in modes and not a.offline else {}
+    vec = None
+    for label, mode in runs:
+        todo = [q for q in questions if (label, q["id"]) not in raw.done]
+        if todo and mode == "vector":
+            vec = vec or foreign.VectorOnly(eng, data.text_units(a.index), a.budget or 8000, SHORT)
+        for i, q in enumerate(todo):
+            if mode == "vector":
+                row = ask_foreign(eng, label, q, vec.context(q["question"]), eng.config.basic.answer_reserve)
+            elif mode == "graphrag_local":
+                ctx = foreign.graphrag_context(gr[q["id"]], q["question"], eng.runtime.count_tokens)
+                row = ask_foreign(eng, label, q, ctx, eng.config.local.answer_reserve)
+            else:
+                row = ask(eng, mode, q, a.budget, context_only=label.endswith("_context"))
+                row["mode"] = label
+            raw.add(row)
+            log(f"{label} {i + 1}/{len(todo)} {'error' if row['error'] else 'ok'} ({row['seconds']:.0f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,11 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="chat model name as the endpoint knows it")
     ap.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY"), help="default: OPENAI_API_KEY")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
-    ap.add_argument("--out", type=Path, required=True, help="raw JSON file to write")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ",".join(MODES))
+    ap.add_argument("--out", type=Path, required=True, help="raw JSON file to write (rewritten after every answer)")
+    ap.add_argument("--resume", action="store_true", help="keep the answers already in --out; ask only the rest")
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
+    ap.add_argument("--budget", type=int, default=None, help="context budget of every mode (default: derived)")
+    ap.add_argument("--ctx", type=int, default=128_000, help="llm.model_context_window of the endpoint's model")
+    ap.add_argument("--timeout", type=float, default=120.0, help="llm.timeout_s: seconds one chat call may take")
     ap.add_argument("--offline", action="store_true", help="no model: only whether the gold answer is in context")
     ap.add_argument("--index", type=Path, default=data.MUSIQUE, help="GraphRAG index folder to import")
     ap.add_argument("--questions", type=Path, default=None, help="default: INDEX/questions_dev.jsonl")
+    ap.add_argument("--graphrag-contexts", type=Path, default=None, help="a gr-contexts output (default: run it)")
     ap.add_argument("--keep-index", action="store_true", help="the database already holds INDEX: no import")
     ap.add_argument("--fresh-embeddings", action="store_true", help="embed live instead of bench/.cache/emb")
     ap.add_argument("--neo4j-uri", default=None, help="use this Neo4j (password NEO4J_PASSWORD); REPLACES its data")
@@ -130,32 +239,32 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if not a.offline and not (a.base_url and a.model):
         ap.error("--base-url and --model are required (or --offline)")
-    modes = [m for m in a.modes.split(",") if m]
-    if bad := [m for m in modes if m not in MODES]:
+    if bad := [m for m in a.modes.split(",") if m and m not in MODES]:
         ap.error(f"unknown mode(s) {', '.join(bad)}: choose from {', '.join(MODES)}")
     questions = load_questions(a.questions or a.index / "questions_dev.jsonl", a.limit)
-
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    header = {
+        "machine": machine.describe(),
+        "command": "python -m bench answers " + " ".join(sys.argv[2:] if argv is None else argv),
+        "endpoint": None if a.offline else {"base_url": a.base_url, "model": a.model},
+        "index": os.path.relpath(a.index.resolve(), paths.ROOT),  # relative to the checkout: no machine's paths
+        "budget": a.budget,
+    }
+    kept = json.loads(a.out.read_text(encoding="utf-8"))["rows"] if a.resume and a.out.exists() else []
+    raw = Raw(a.out, header, kept)
     t0 = time.perf_counter()
-    with neo4j.database(a.neo4j_uri, a.neo4j_port, "4g", "2g", print) as db:
+    with neo4j.database(a.neo4j_uri, a.neo4j_port, "4g", "2g", log) as db:
         extra = {} if a.offline else config_extra(a)
         eng = common.engine(db.uri, db.password, cached=not a.fresh_embeddings, extra=extra)
         try:
             if not a.keep_index:
                 eng.import_graphrag(data.require(a.index), reset=True)
-            result = run(eng, questions, modes, a.offline)
+            run(eng, questions, a, raw, log)
         finally:
             eng.close()
-    payload = {
-        "machine": machine.describe(),
-        "command": "python -m bench answers " + " ".join(sys.argv[2:] if argv is None else argv),
-        "endpoint": None if a.offline else {"base_url": a.base_url, "model": a.model},
-        "index": os.path.relpath(a.index.resolve(), paths.ROOT),  # relative to the checkout: no machine's paths
-        "seconds": round(time.perf_counter() - t0, 1),
-        **result,
-    }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-    for label, s in result["summary"].items():
-        scores = f"EM {s['em']} F1 {s['f1']} " if "em" in s else ""
-        print(f"{label:<14} {scores}answer in context {s['answer_in_context']} errors {s['errors']}/{s['questions']}")
+    raw.header["seconds_this_run"] = round(time.perf_counter() - t0, 1)
+    raw.write(complete=True)
+    for label, s in summaries(raw.rows).items():
+        scores = " ".join(f"{k} {s[k]} {s[k + '_ci']}" for k in SCORES if k in s)
+        print(f"{label:<16} {scores} answer in context {s['answer_in_context']} errors {s['errors']}/{s['questions']}")
     return 0

@@ -65,7 +65,8 @@ def _score(rows: dict[str, list[dict[str, Any]]]) -> list[float]:
     return [metrics.mean(r[i]["recall"] for r in per_budget) for i in range(len(per_budget[0]))]
 
 
-def _local(root: Path, cache: EmbeddingCache) -> Callable[[str, int, dict[str, Any]], str]:
+def local_builder(root: Path, cache: EmbeddingCache) -> Callable[[str, int, dict[str, Any]], str]:
+    """(question, budget, knobs) -> GraphRAG local's context, over the community-entity store the sweep used."""
     idx = common.load_index(root, cache, "community")
     embedder = common.CachedEmbedder(cache)
     builder = common.local_context_builder(idx, embedder)
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         basic = a.basic
         configs = {f"k={k}" if k != BASIC_K[0] else "defaults": {"k": k} for k in BASIC_K} if basic else grid()
-    build = (_basic if basic else _local)(a.root, cache)
+    build = (_basic if basic else local_builder)(a.root, cache)
     done = json.loads(a.out.read_text(encoding="utf-8"))["configs"] if a.resume and a.out.exists() else {}
     results = run_configs(build, configs, questions, units, done, unquote=basic)
     argv_used = list(argv) if argv is not None else sys.argv[2:]

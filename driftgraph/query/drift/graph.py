@@ -78,6 +78,7 @@ class GraphBackend:
             global_query=global_query,
             query=query,
             max_follow_ups=self.cfg.max_follow_ups_per_answer,
+            response_type=self.cfg.local.response_type,
         )
         return derive_budget(
             Demand(

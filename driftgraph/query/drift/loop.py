@@ -338,6 +338,7 @@ class DriftLoop:
                 global_query=self.q,
                 query=it.query,
                 max_follow_ups=self.cfg.max_follow_ups_per_answer,
+                response_type=self.cfg.local.response_type,
             )
             jobs.append(
                 Job(

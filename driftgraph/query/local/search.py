@@ -152,7 +152,13 @@ def _derive_budget(rt: Runtime, settings: LocalConfig, query: str, hist: str, bu
     """The context budget from the deployment: window - answer reserve - prompt - question - history."""
     count = rt.count_tokens
     # without history the answer prompt says "(none)" there; with history its tokens are the history term
-    system = render_prompt("local_search", rt.config.prompts, context_data="", history="" if hist else NO_HISTORY)
+    system = render_prompt(
+        "local_search",
+        rt.config.prompts,
+        context_data="",
+        history="" if hist else NO_HISTORY,
+        response_type=settings.response_type,
+    )
     return derive_budget(
         Demand(
             window=rt.config.llm.model_context_window,
@@ -206,7 +212,11 @@ def _answer(
         return AnswerCheck(answer=render_prompt("no_data_answer", rt.config.prompts).strip())
     t0 = time.perf_counter()
     system = render_prompt(
-        "local_search", rt.config.prompts, context_data=ctx.text, history=ctx.history_text or NO_HISTORY
+        "local_search",
+        rt.config.prompts,
+        context_data=ctx.text,
+        history=ctx.history_text or NO_HISTORY,
+        response_type=settings.response_type,
     )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": ctx.query}]
     check = checked_chat_answer(rt, rt.chat(), "answer", messages, settings.answer_reserve, on_token)
