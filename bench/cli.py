@@ -69,6 +69,9 @@ PARTS: dict[str, Part] = {
     "real-model-musique": _own(
         "bench.realmodel.musique:main", "MuSiQue dev passages indexed by the real 1.5B model; resumable (issue 37)"
     ),
+    "estimate-check": _own(
+        "bench.realmodel.estimate_check:main", "index --estimate (bound and expected) against a real-model run"
+    ),
     "answers": _own("bench.run.dg.answers:main", "EM / F1 of each mode's answers through your model endpoint"),
     "reliability": _own(
         "bench.run.dg.reliability:main", "faults injected by the fake server, per mode; load: 32 clients on serve, 60 s"

@@ -65,3 +65,32 @@ def test_phases_and_the_estimate_are_tabled() -> None:
     assert "| extract (extract_graph) | 3 | 2 | 1 | 0 | 2 (1) | 1 | 2,500 / 1,200 |" in text
     assert "| extract | 6 / 3 | 5,000 / 2,500 | 24,000 / 1,200 |" in text
     assert "14 entities, 22 relationships, 4 communities, 4 reports; failures: 1." in text
+
+
+def test_estimate_check_sets_bound_and_expected_against_what_was_spent() -> None:
+    from bench.realmodel.estimate_check import compare
+
+    estimate = {
+        "stages": [
+            {"stage": "extract", "calls": 4, "expected_calls": 4, "prompt_tokens": 2000, "expected_prompt_tokens": 2000,
+             "completion_tokens_max": 16000, "expected_completion_tokens": 4000},
+            {"stage": "report", "calls": 15, "expected_calls": 10, "prompt_tokens": 120000,
+             "expected_prompt_tokens": 9000, "completion_tokens_max": 30000, "expected_completion_tokens": 5000},
+        ],
+        "total": {"calls": 19, "expected_calls": 14, "prompt_tokens": 122000, "expected_prompt_tokens": 11000,
+                  "completion_tokens_max": 46000, "expected_completion_tokens": 9000},
+    }  # fmt: skip
+    phases = {
+        "extract": {"llm_calls": 4, "prompt_tokens": 1000, "completion_tokens": 2000},
+        "report": {"llm_calls": 5, "prompt_tokens": 3000, "completion_tokens": 1000},
+    }
+    rows = compare(estimate, phases)
+    assert rows["report"]["calls"] == {"spent": 5, "bound": 15, "expected": 10, "bound_x": 3.0, "expected_x": 2.0}
+    assert rows["extract"]["completion_tokens"]["bound_x"] == 8.0
+    assert rows["total"]["prompt_tokens"] == {
+        "spent": 4000, "bound": 122000, "expected": 11000, "bound_x": 30.5, "expected_x": 2.75,
+    }  # fmt: skip
+    assert (
+        compare({"stages": [estimate["stages"][0]], "total": estimate["total"]}, {})["extract"]["calls"]["bound_x"]
+        is None
+    ), "nothing spent: no ratio"

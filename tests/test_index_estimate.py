@@ -62,6 +62,35 @@ def test_cold_estimate_makes_no_chat_call_and_bounds_every_stage(fake_llm, corpu
     )
     assert est["total"]["calls"] == sum(s["calls"] for s in est["stages"]) and est["total"]["price_usd"] > 0
 
+    # the expected figures: never above the bound, replies at their typical size, gleaning history at that size
+    icfg = cfg.index
+    typical = (icfg.estimate_entities_per_chunk + icfg.estimate_relationships_per_chunk) * icfg.estimate_record_tokens
+    assert ex["expected_completion_tokens"] == n * min(icfg.extract_max_tokens, round(typical))
+    for s in est["stages"]:
+        assert s["expected_calls"] <= s["calls"], s["stage"]
+        assert s["expected_prompt_tokens"] <= s["prompt_tokens"], s["stage"]
+        assert s["expected_completion_tokens"] <= s["completion_tokens_max"], s["stage"]
+    glean = st["extract_gleaning"]
+    saved = glean["prompt_tokens"] - glean["expected_prompt_tokens"]
+    assert saved == n * (icfg.extract_max_tokens - min(icfg.extract_max_tokens, round(typical))), (
+        "the only difference: the first answer in each gleaning round's history, at its typical size"
+    )
+    assert est["total"]["expected_prompt_tokens"] == sum(s["expected_prompt_tokens"] for s in est["stages"])
+    assert 0 < est["total"]["expected_price_usd"] < est["total"]["price_usd"]
+
+
+def test_expected_summaries_need_enough_chunks_to_pass_the_description_cap(fake_llm, corpus, tmp_path):
+    """Each chunk adds at most one description to an entity: with too few chunks no merged description can pass
+    ``description_max_tokens``, so none is expected to be summarised (the bound still counts them)."""
+    cfg = _cfg(fake_llm, tmp_path)
+    few = cfg.model_copy(update={"index": cfg.index.model_copy(update={"description_max_tokens": 10_000})})
+    st = _stages(estimate_index(few, corpus))
+    assert st["summarize"]["calls"] > 0 and st["summarize"]["expected_calls"] == 0
+    assert st["summarize"]["expected_prompt_tokens"] == 0
+    many = _stages(estimate_index(cfg, corpus))  # description_max_tokens 60: a few chunks' descriptions pass it
+    assert many["summarize"]["expected_calls"] == many["summarize"]["calls"] > 0
+    assert 0 < many["summarize"]["expected_prompt_tokens"] < many["summarize"]["prompt_tokens"]
+
 
 def test_batch_estimate_applies_the_batch_price_factor(fake_llm, corpus, tmp_path):
     cfg = _cfg(fake_llm, tmp_path)
@@ -110,6 +139,7 @@ def test_cli_estimate_and_confirm(neo4j_cfg, neo4j_config, fake_llm, corpus, tmp
     assert json.loads(res.stdout)["total"]["calls"] > 0
     table = subprocess.run([*base, "--estimate"], env=env, capture_output=True, text=True, timeout=300)
     assert "extract_gleaning" in table.stdout and "total" in table.stdout
+    assert "expected" in table.stdout and "calls ≤" in table.stdout, "both figures, named"
     no = subprocess.run([*base, "--confirm"], env=env, input="n\n", capture_output=True, text=True, timeout=300)
     assert no.returncode == 1 and "Run the index?" in no.stderr and "extract" in no.stdout
     assert fake_llm.chat_requests() == [], "declining runs nothing"

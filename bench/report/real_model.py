@@ -52,18 +52,25 @@ def section(d: dict[str, Any]) -> list[str]:
             )
         est = d.get("estimate_vs_actual") or {}
         if est:
+            expected = all("expected_calls" in s for s in est.values())
             lines += [
                 "",
-                "`index --estimate` before the run, against the run (the estimate is an upper bound: completions at "
-                "their cap, every gleaning round):",
+                "`index --estimate` before the run, against the run (estimated: the upper bound, completions at "
+                "their cap and every gleaning round" + ("; ~ the expected figure" if expected else "") + "):",
                 "",
                 "| stage | calls estimated / made | prompt tokens estimated / spent | completion tokens cap / spent |",
                 "|---|---:|---:|---:|",
             ]
             for stage, s in est.items():
+                tilde = (
+                    (f" (~{s['expected_calls']})", f" (~{s['expected_prompt_tokens']:,})",
+                     f" (~{s['expected_completion_tokens']:,})")
+                    if expected else ("", "", "")
+                )  # fmt: skip
                 lines.append(
-                    f"| {stage} | {s['estimated_calls']} / {s['calls']} | {s['estimated_prompt_tokens']:,} / "
-                    f"{s['prompt_tokens']:,} | {s['estimated_completion_tokens_max']:,} / {s['completion_tokens']:,} |"
+                    f"| {stage} | {s['estimated_calls']}{tilde[0]} / {s['calls']} | "
+                    f"{s['estimated_prompt_tokens']:,}{tilde[1]} / {s['prompt_tokens']:,} | "
+                    f"{s['estimated_completion_tokens_max']:,}{tilde[2]} / {s['completion_tokens']:,} |"
                 )
     lines += ["", "| question | mode | stop reason | seconds | outcome |", "|---|---|---|---:|---|"]
     for row in d.get("answers", []):

@@ -116,36 +116,37 @@ def render_summary(s: IndexSummary) -> None:
 
 
 def render_estimate(e: dict[str, Any]) -> None:
-    """The estimate as a table on stderr-free stdout: one row per stage, then the total."""
+    """The estimate as a table on stderr-free stdout: one row per stage, then the total; each with its bound
+    (every reply and input at its cap) and its expected figure (typical replies: what to budget with)."""
     from rich.table import Table
 
-    table = Table(title=f"index estimate: {e['documents']} documents, {e['chunks']} chunks, model {e['model']}")
-    for col in ("stage", "calls", "cached", "prompt tokens", "completion ≤", "price USD ≤", "basis"):
+    table = Table(
+        title=f"index estimate: {e['documents']} documents, {e['chunks']} chunks, model {e['model']}",
+        caption="≤: at most (every reply at its cap); ~: expected (typical replies, the graph they would make)",
+    )
+    cols = ("stage", "calls ≤", "~", "cached", "prompt ≤", "~", "completion ≤", "~", "USD ≤", "~", "basis")
+    for col in cols:
         table.add_column(col, justify="left" if col in ("stage", "basis") else "right", no_wrap=col == "stage")
 
     def money(v: float | None) -> str:
         return "?" if v is None else f"{v:.4f}"
 
-    for r in e["stages"]:
-        table.add_row(
-            r["stage"],
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
             str(r["calls"]),
+            str(r["expected_calls"]),
             str(r["cached"]),
             str(r["prompt_tokens"]),
+            str(r["expected_prompt_tokens"]),
             str(r["completion_tokens_max"]),
+            str(r["expected_completion_tokens"]),
             money(r["price_usd"]),
-            r["basis"],
-        )
-    t = e["total"]
-    table.add_row(
-        "total",
-        str(t["calls"]),
-        str(t["cached"]),
-        str(t["prompt_tokens"]),
-        str(t["completion_tokens_max"]),
-        money(t["price_usd"]),
-        "",
-    )
+            money(r["expected_price_usd"]),
+        ]
+
+    for r in e["stages"]:
+        table.add_row(r["stage"], *cells(r), r["basis"])
+    table.add_row("total", *cells(e["total"]), "")
     out = console()
     out.print(table)
     if e["note"]:

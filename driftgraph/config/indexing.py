@@ -97,6 +97,15 @@ class IndexConfig(_Section):
     estimate_entities_per_chunk: float = Field(12.0, gt=0, description="--estimate before extraction is cached")
     estimate_relationships_per_chunk: float = Field(10.0, ge=0, description="--estimate before extraction")
     estimate_summarized_share: float = Field(0.1, ge=0, le=1, description="share of descriptions summarised")
+    estimate_record_tokens: int = Field(
+        45, ge=1, description="--estimate, expected figures: reply tokens of one extracted entity or relationship"
+    )
+    estimate_gleaning_share: float = Field(
+        0.1, ge=0, le=1, description="--estimate, expected figures: a gleaning reply's size against the first reply"
+    )
+    estimate_report_tokens: int = Field(
+        500, ge=1, description="--estimate, expected figures: reply tokens of one community report"
+    )
     batch_completion_window: str = Field("24h", description="--batch: the Batch API's completion_window")
     batch_poll_initial_s: float = Field(2.0, gt=0, description="--batch: first wait between polls (doubles)")
     batch_poll_max_s: float = Field(60.0, gt=0, description="--batch: longest wait between polls")

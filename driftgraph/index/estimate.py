@@ -7,8 +7,14 @@ every gleaning round (an upper bound too: a real run stops early when a round fi
 
 When every extraction is cached, merging, clustering, summaries and reports run on the real extracted graph and
 their counts are exact. Otherwise the graph is unknown and those stages are estimated from the number of chunks
-(``index.estimate_*`` keys): the ``basis`` column says which. Repair retries (one per unusable answer) are not
-counted. Prices come from ``index.prices`` (USD per million tokens, per chat model); with ``batch`` (``index
+(``index.estimate_*`` keys): the ``basis`` column says which.
+
+Each stage has two figures. The *bound* counts every reply at its ``max_tokens`` cap and every input at its cap:
+a run never spends more on the stages counted. The *expected* figure counts replies at their typical size
+(``estimate_record_tokens`` per extracted record, ``estimate_gleaning_share`` of it for a gleaning round,
+``estimate_report_tokens`` per report) and inputs at what the graph would hold; it is what to budget with
+(``python -m bench estimate-check`` sets both against real runs). Repair retries (one per unusable answer) are
+not counted. Prices come from ``index.prices`` (USD per million tokens, per chat model); with ``batch`` (``index
 --batch --estimate``) they are multiplied by ``index.batch_price_factor`` (the Batch API's discount).
 """
 
@@ -53,6 +59,10 @@ class StageEstimate:
     completion_tokens_max: int = 0
     basis: str = "counted"  # counted: the pipeline's real requests; heuristic: from chunk counts
     price_usd: float | None = None
+    expected_calls: int = 0
+    expected_prompt_tokens: int = 0
+    expected_completion_tokens: int = 0
+    expected_price_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -91,19 +101,40 @@ class DryChat(ChatClient):
             return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
         enc = self._full.tokenizer.encoding
         placeholder = _PLACEHOLDER.get(phase, "estimate")
-        prompt = 3
+        prompt = expected = 3
         for m in messages:
             text = m.get("content") or ""
-            # a placeholder answer in the history stands for a real one of up to max_tokens
-            prompt += MESSAGE_OVERHEAD + (max_tokens if text in _PLACEHOLDER.values() else count_tokens(text, enc))
+            if text in _PLACEHOLDER.values():  # a placeholder answer in the history stands for a real one
+                prompt += MESSAGE_OVERHEAD + max_tokens
+                expected += MESSAGE_OVERHEAD + expected_reply(self._full.index, "extract", max_tokens)
+            else:
+                n = MESSAGE_OVERHEAD + count_tokens(text, enc)
+                prompt, expected = prompt + n, expected + n
         with self._lock:
             est.calls += 1
             est.prompt_tokens += prompt
             est.completion_tokens_max += max_tokens
+            est.expected_calls += 1
+            est.expected_prompt_tokens += expected
+            est.expected_completion_tokens += expected_reply(self._full.index, phase, max_tokens)
         return ChatResult(placeholder, 0, 0, False, None)
 
     def evict(self, result: ChatResult) -> None:
         """Nothing to forget: a dry run never writes the cache."""
+
+
+def expected_reply(icfg: IndexConfig, phase: str, max_tokens: int) -> int:
+    """A reply's typical size in ``phase``, never above its cap: an extraction lists the expected records, a
+    gleaning round a share of that, claims at most one per expected entity, a summary a few descriptions' worth."""
+    records = icfg.estimate_entities_per_chunk + icfg.estimate_relationships_per_chunk
+    typical = {
+        "extract": records * icfg.estimate_record_tokens,
+        "extract_gleaning": records * icfg.estimate_record_tokens * icfg.estimate_gleaning_share,
+        "extract_claims": icfg.estimate_entities_per_chunk * icfg.estimate_record_tokens,
+        "summarize": 4 * icfg.estimate_record_tokens,
+        "report": icfg.estimate_report_tokens,
+    }
+    return min(max_tokens, math.ceil(typical.get(phase, max_tokens)))
 
 
 def estimate_index(cfg: Config, path: str | Path, *, batch: bool = False) -> dict[str, Any]:
@@ -127,12 +158,24 @@ def estimate_index(cfg: Config, path: str | Path, *, batch: bool = False) -> dic
     rows = [stages[s] for s in stages]
     price = icfg.prices.get(cfg.llm.model)
     factor = icfg.batch_price_factor if batch else 1.0
+
+    def usd(prompt: int, completion: int) -> float | None:
+        if price is None:
+            return None
+        return round(factor * (prompt * price.prompt + completion * price.completion) / 1e6, 4)
+
     for row in rows:
-        if price is not None:
-            row.price_usd = round(
-                factor * (row.prompt_tokens * price.prompt + row.completion_tokens_max * price.completion) / 1e6, 4
-            )
-    priced = [r.price_usd for r in rows if r.price_usd is not None]
+        row.price_usd = usd(row.prompt_tokens, row.completion_tokens_max)
+        row.expected_price_usd = usd(row.expected_prompt_tokens, row.expected_completion_tokens)
+    total: dict[str, Any] = {
+        key: sum(getattr(r, key) for r in rows)
+        for key in (
+            "calls", "cached", "prompt_tokens", "completion_tokens_max",
+            "expected_calls", "expected_prompt_tokens", "expected_completion_tokens",
+        )
+    }  # fmt: skip
+    total["price_usd"] = usd(total["prompt_tokens"], total["completion_tokens_max"])
+    total["expected_price_usd"] = usd(total["expected_prompt_tokens"], total["expected_completion_tokens"])
     return {
         "input": str(path),
         "model": cfg.llm.model,
@@ -140,13 +183,7 @@ def estimate_index(cfg: Config, path: str | Path, *, batch: bool = False) -> dic
         "documents": len(loaded.documents),
         "chunks": len(chunks),
         "stages": [r.to_dict() for r in rows],
-        "total": {
-            "calls": sum(r.calls for r in rows),
-            "cached": sum(r.cached for r in rows),
-            "prompt_tokens": sum(r.prompt_tokens for r in rows),
-            "completion_tokens_max": sum(r.completion_tokens_max for r in rows),
-            "price_usd": round(sum(priced), 4) if price is not None else None,
-        },
+        "total": total,
         "note": None if price is not None else f"no price for model '{cfg.llm.model}' in index.prices",
     }
 
@@ -162,14 +199,28 @@ def _heuristic_later_stages(cfg: Config, chunks: Sequence[Chunk]) -> dict[str, S
     summary_prompt = render_prompt(
         "summarize_descriptions", cfg.prompts, kind="entity", title="", descriptions="", max_words=max(10, cap * 3 // 4)
     )
-    per_summary = 3 + MESSAGE_OVERHEAD + count_tokens(summary_prompt, enc) + icfg.summarize_input_max_tokens
+    summary_frame = 3 + MESSAGE_OVERHEAD + count_tokens(summary_prompt, enc)
+    per_summary = summary_frame + icfg.summarize_input_max_tokens
     # hierarchical Leiden: leaves average half the size cap; the levels above add about half as many again
     communities = math.ceil(math.ceil(entities / max(1.0, icfg.max_cluster_size / 2)) * 1.5) if entities else 0
     report_prompt = render_prompt("community_report", cfg.prompts, input_text="")
-    per_report = 3 + MESSAGE_OVERHEAD + count_tokens(report_prompt, enc) + icfg.report_max_input_tokens
-    return {
-        "summarize": StageEstimate("summarize", summaries, 0, summaries * per_summary, summaries * cap, "heuristic"),
-        "report": StageEstimate(
-            "report", communities, 0, communities * per_report, communities * icfg.report_max_tokens, "heuristic"
-        ),
-    }
+    report_frame = 3 + MESSAGE_OVERHEAD + count_tokens(report_prompt, enc)
+    per_report = report_frame + icfg.report_max_input_tokens
+    summarize = StageEstimate("summarize", summaries, 0, summaries * per_summary, summaries * cap, "heuristic")
+    report = StageEstimate(
+        "report", communities, 0, communities * per_report, communities * icfg.report_max_tokens, "heuristic"
+    )
+    # expected: a merged description holds at most one description per chunk, so when that many descriptions
+    # fit under the cap none is summarised; one that is summarised is just over the cap
+    if len(chunks) * icfg.estimate_record_tokens > cap:
+        summarize.expected_calls = summaries
+        summarize.expected_prompt_tokens = summaries * (summary_frame + min(cap, icfg.summarize_input_max_tokens))
+        summarize.expected_completion_tokens = summaries * expected_reply(icfg, "summarize", cap)
+    # expected: each level's reports read every record once (a community's descriptions), within the input cap
+    described = math.ceil(1.5 * (entities + relationships) * icfg.estimate_record_tokens)
+    report.expected_calls = communities
+    report.expected_prompt_tokens = communities * report_frame + min(
+        communities * icfg.report_max_input_tokens, described
+    )
+    report.expected_completion_tokens = communities * expected_reply(icfg, "report", icfg.report_max_tokens)
+    return {"summarize": summarize, "report": report}
