@@ -64,17 +64,18 @@ def test_coherent_chains_bridge_through_names_only(shared_data: Path) -> None:
 
 
 def test_each_worded_question_keeps_its_chain_and_every_chain_is_worded_or_rejected() -> None:
-    """A reader worded the seed-2 and seed-3 chains that make sense as a question (``musique_synth_worded.jsonl``,
-    ids ``seedN:<id>``) and gave a reason for each one that does not (``musique_synth_seedN_rejected.jsonl``);
-    the gold units stay the chain's."""
+    """A reader worded the seed-2, seed-3 and seed-4 chains that make sense as a question
+    (``musique_synth_worded.jsonl`` for seeds 2 and 3, ``musique_synth_worded_seed4.jsonl``; ids ``seedN:<id>``)
+    and gave a reason for each one that does not (``musique_synth_seedN_rejected.jsonl``); the gold units stay
+    the chain's."""
     qdir = ROOT / "bench" / "questions"
 
     def rows(name: str) -> list[dict]:
         return [json.loads(line) for line in (qdir / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    worded = rows("musique_synth_worded.jsonl")
-    assert len(worded) == 20
-    for seed in ("seed2", "seed3"):
+    worded = rows("musique_synth_worded.jsonl") + rows("musique_synth_worded_seed4.jsonl")
+    assert len(worded) == 33 and len({r["id"] for r in worded}) == 33
+    for seed in ("seed2", "seed3", "seed4"):
         source = {r["id"]: r for r in rows(f"musique_synth_{seed}.jsonl")}
         mine = {r["id"].split(":", 1)[1]: r for r in worded if r["id"].startswith(seed + ":")}
         rejected = rows(f"musique_synth_{seed}_rejected.jsonl")
