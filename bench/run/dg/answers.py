@@ -195,25 +195,30 @@ def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
 
 
 def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: Raw, log) -> None:
+    """Question by question, every mode in turn: a run stopped part way still pairs its modes on the same
+    questions. The offline contexts (no model) come first."""
     modes = [m for m in a.modes.split(",") if m]
-    runs = [(f"{m}_context", m) for m in OFFLINE_MODES] + ([] if a.offline else [(m, m) for m in modes])
+    offline = [(f"{m}_context", m) for m in OFFLINE_MODES]
+    asked = [] if a.offline else [(m, m) for m in modes]
     gr = graphrag_contexts(a, log) if "graphrag_local" in modes and not a.offline else {}
     vec = None
-    for label, mode in runs:
-        todo = [q for q in questions if (label, q["id"]) not in raw.done]
-        if todo and mode == "vector":
-            vec = vec or foreign.VectorOnly(eng, data.text_units(a.index), a.budget or 8000, SHORT)
-        for i, q in enumerate(todo):
-            if mode == "vector":
-                row = ask_foreign(eng, label, q, vec.context(q["question"]), eng.config.basic.answer_reserve)
-            elif mode == "graphrag_local":
-                ctx = foreign.graphrag_context(gr[q["id"]], q["question"], eng.runtime.count_tokens)
-                row = ask_foreign(eng, label, q, ctx, eng.config.local.answer_reserve)
-            else:
-                row = ask(eng, mode, q, a.budget, context_only=label.endswith("_context"))
-                row["mode"] = label
-            raw.add(row)
-            log(f"{label} {i + 1}/{len(todo)} {'error' if row['error'] else 'ok'} ({row['seconds']:.0f} s)")
+    if "vector" in modes and not a.offline:
+        vec = foreign.VectorOnly(eng, data.text_units(a.index), a.budget or 8000, SHORT)
+    for runs in (offline, asked):
+        for i, q in enumerate(questions):
+            for label, mode in runs:
+                if (label, q["id"]) in raw.done:
+                    continue
+                if mode == "vector" and vec is not None:
+                    row = ask_foreign(eng, label, q, vec.context(q["question"]), eng.config.basic.answer_reserve)
+                elif mode == "graphrag_local":
+                    ctx = foreign.graphrag_context(gr[q["id"]], q["question"], eng.runtime.count_tokens)
+                    row = ask_foreign(eng, label, q, ctx, eng.config.local.answer_reserve)
+                else:
+                    row = ask(eng, mode, q, a.budget, context_only=label.endswith("_context"))
+                    row["mode"] = label
+                raw.add(row)
+                log(f"{label} {i + 1}/{len(questions)} {'error' if row['error'] else 'ok'} ({row['seconds']:.0f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,11 +49,17 @@ class VectorOnly:
     def context(self, question: str) -> Foreign:
         qv = np.asarray(self.eng.embed([question]))[0]
         picked, _ = vector_only.assemble(qv, self.ids, self.vectors, self.texts, self.tokens, self.budget)
-        text = SEPARATOR.join(render_chunk(n, self.units[i]) for n, i in enumerate(picked, start=1))
         rt = self.eng.runtime
+        text = self._render(picked)
+        while picked and rt.count_tokens(text) > self.budget:  # the source headers count too, as in basic search
+            picked.pop()
+            text = self._render(picked)
         system = render_prompt("basic_search", rt.config.prompts, sources=text, response_type=self.response_type)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
         return Foreign(text, rt.count_tokens(text) if text else 0, messages)
+
+    def _render(self, picked: list[str]) -> str:
+        return SEPARATOR.join(render_chunk(n, self.units[i]) for n, i in enumerate(picked, start=1))
 
 
 def graphrag_context(row: dict[str, Any], question: str, count_tokens: Any) -> Foreign:
