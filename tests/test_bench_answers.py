@@ -176,7 +176,8 @@ def test_bench_answers_foreign_contexts_supported_and_resume(neo4j_cfg, neo4j_co
     out = tmp_path / "answers.json"
     base = ["--model", "fake-model", "--index", str(SAMPLE), "--questions", str(questions), "--out", str(out),
             "--fresh-embeddings", "--neo4j-uri", neo4j_config["uri"], "--modes", "local,basic,vector,graphrag_local",
-            "--graphrag-contexts", str(gr), "--budget", "1500"]  # fmt: skip
+            "--graphrag-contexts", str(gr), "--budget", "1500",
+            "--config-extra", json.dumps({"local": {"response_type": "terse answer"}})]  # fmt: skip
     env = {**os.environ, "NEO4J_PASSWORD": neo4j_config["password"], "OPENAI_API_KEY": "test"}
     fake = FakeOpenAI(_citing_model).start()
     try:
@@ -192,6 +193,12 @@ def test_bench_answers_foreign_contexts_supported_and_resume(neo4j_cfg, neo4j_co
     finally:
         fake.stop()
     assert raw["complete"] is True and raw["budget"] == 1500
+    local_prompts = [
+        r["messages"][0]["content"] for r in fake.chat_requests() if "data tables" in r["messages"][0]["content"]
+    ]
+    assert local_prompts and all(p.rstrip().endswith("Write a terse answer.") for p in local_prompts), (
+        "--config-extra reaches the run, and local.response_type the local prompt"
+    )
     by_mode: dict[str, list[dict]] = {}
     for row in raw["rows"]:
         by_mode.setdefault(row["mode"], []).append(row)

@@ -57,7 +57,16 @@ def config_extra(a: argparse.Namespace) -> dict[str, Any]:
     drift: dict[str, Any] = {"response_type": SHORT}
     if a.budget:
         drift["local"] = {"context_cap": a.budget}
-    return {"llm": llm, "local": short, "global": short, "drift": drift, "basic": short, "trace": {"enabled": False}}
+    extra = {"llm": llm, "local": short, "global": short, "drift": drift, "basic": short, "trace": {"enabled": False}}
+    return _merged(extra, json.loads(a.config_extra)) if a.config_extra else extra
+
+
+def _merged(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """``more`` over ``base``, section by section (``--config-extra``: e.g. a cheaper DRIFT for a CPU model)."""
+    out = dict(base)
+    for key, value in more.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def score(row: dict[str, Any], answer: str | None, golds: list[str], context: str) -> None:
@@ -233,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=None, help="context budget of every mode (default: derived)")
     ap.add_argument("--ctx", type=int, default=128_000, help="llm.model_context_window of the endpoint's model")
     ap.add_argument("--timeout", type=float, default=120.0, help="llm.timeout_s: seconds one chat call may take")
+    ap.add_argument("--config-extra", default=None, help="JSON merged over the run's config, e.g. DRIFT's caps")
     ap.add_argument("--offline", action="store_true", help="no model: only whether the gold answer is in context")
     ap.add_argument("--index", type=Path, default=data.MUSIQUE, help="GraphRAG index folder to import")
     ap.add_argument("--questions", type=Path, default=None, help="default: INDEX/questions_dev.jsonl")
@@ -254,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         "endpoint": None if a.offline else {"base_url": a.base_url, "model": a.model},
         "index": os.path.relpath(a.index.resolve(), paths.ROOT),  # relative to the checkout: no machine's paths
         "budget": a.budget,
+        "config_extra": json.loads(a.config_extra) if a.config_extra else None,
     }
     kept = json.loads(a.out.read_text(encoding="utf-8"))["rows"] if a.resume and a.out.exists() else []
     raw = Raw(a.out, header, kept)
