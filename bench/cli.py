@@ -69,6 +69,7 @@ PARTS: dict[str, Part] = {
     "real-model-musique": _own(
         "bench.realmodel.musique:main", "MuSiQue dev passages indexed by the real 1.5B model; resumable (issue 37)"
     ),
+    "answers-table": _own("bench.report.answers:main", "the table of a bench answers raw file (EM / F1 / supported)"),
     "estimate-check": _own(
         "bench.realmodel.estimate_check:main", "index --estimate (bound and expected) against a real-model run"
     ),

@@ -219,3 +219,45 @@ def test_bench_answers_foreign_contexts_supported_and_resume(neo4j_cfg, neo4j_co
     assert all(r["llm_calls"] == 1 for r in by_mode["vector"] + by_mode["graphrag_local"])
     sent = [r for r in fake.chat_requests() if "GraphRAG prompt stand-in" in r["messages"][0]["content"]]
     assert len(sent) == 4 and all(r["messages"][1]["content"] in QUESTIONS for r in sent), "its prompt, as given"
+
+
+def test_answers_table_shows_each_mode_with_intervals_and_pairs():
+    from bench.report.answers import table
+
+    s_local = {
+        "questions": 30,
+        "errors": 1,
+        "failed_answers": 2,
+        "context_tokens_mean": 1990.4,
+        "em": 0.4,
+        "em_ci": [0.23, 0.57],
+        "f1": 0.5,
+        "f1_ci": [0.33, 0.66],
+        "supported": 0.3,
+        "supported_ci": [0.13, 0.47],
+    }
+    s_basic = {
+        **s_local,
+        "errors": 0,
+        "failed_answers": 0,
+        "em": 0.3,
+        "supported": None,
+        "em_vs_local": {"diff": -0.1, "lo": -0.23, "hi": 0.03, "significant": False},
+        "f1_vs_local": {"diff": -0.2, "lo": -0.33, "hi": -0.07, "significant": True},
+    }
+    raw = {
+        "endpoint": {"model": "m"},
+        "budget": 2000,
+        "complete": False,
+        "command": "python -m bench answers",
+        "machine": {"date": "D"},
+        "summary": {"local_context": {"questions": 30}, "local": s_local, "basic": s_basic},
+    }
+    lines = table(raw)
+    assert "in progress" in lines[0] and "budget 2000" in lines[0]
+    rows = [line for line in lines if line.startswith(("| local | 30 |", "| basic | 30 |"))]
+    assert rows == [
+        "| local | 30 | 0.400 [0.23, 0.57] | 0.500 [0.33, 0.66] | 0.300 [0.13, 0.47] | 3 | 1,990 |",
+        "| basic | 30 | 0.300 [0.23, 0.57] | 0.500 [0.33, 0.66] | - | 0 | 1,990 |",
+    ], "the offline context rows are not asked modes; failed answers count errors too"
+    assert "| basic | -0.100 [-0.23, +0.03] n.s. | -0.200 [-0.33, -0.07] | - |" in lines
