@@ -9,8 +9,10 @@ When every extraction is cached, merging, clustering, summaries and reports run 
 their counts are exact. Otherwise the graph is unknown and those stages are estimated from the number of chunks
 (``index.estimate_*`` keys): the ``basis`` column says which.
 
-Each stage has two figures. The *bound* counts every reply at its ``max_tokens`` cap and every input at its cap:
-a run never spends more on the stages counted. The *expected* figure counts replies at their typical size
+Each stage has two figures. The *bound* counts every reply at its ``max_tokens`` cap and every input at its cap,
+so a run does not spend more on the stages counted (tokens counted with ``tokenizer.encoding``: a server that
+counts with its own tokenizer, or that is sent the schema in the prompt after a format fallback, reports a few
+percent more). The *expected* figure counts replies at their typical size
 (``estimate_record_tokens`` per extracted record, ``estimate_gleaning_share`` of it for a gleaning round,
 ``estimate_report_tokens`` per report) and inputs at what the graph would hold; it is what to budget with
 (``python -m bench estimate-check`` sets both against real runs). Repair retries (one per unusable answer) are
