@@ -1,9 +1,11 @@
 """Answer scores for `python -m bench answers`: exact match and token F1 after SQuAD-style normalisation.
 
 Normalisation (as the SQuAD and MuSiQue evaluations define it): lower case, punctuation removed, the
-articles "a", "an", "the" removed, whitespace collapsed. A prediction is scored against every accepted
-answer (the gold answer and its aliases) and keeps its best score. ``in_context`` asks, without any model,
-whether the normalised gold answer occurs as whole words in the normalised context.
+articles "a", "an", "the" removed, whitespace collapsed; each score also tries punctuation read as a word break
+and keeps the better (MuSiQue's golds are tokenised: "Boeing B - 29" against an answer's "Boeing B-29"). A
+prediction is scored against every accepted answer (the gold answer and its aliases) and keeps its best
+score. ``in_context`` asks, without any model, whether the normalised gold answer occurs as whole words in the
+normalised context.
 """
 
 from __future__ import annotations
@@ -23,13 +25,22 @@ def normalize(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def _forms(text: str) -> tuple[str, str]:
+    """Punctuation removed, and read as a word break: MuSiQue's golds are tokenised ("Boeing B - 29"), answers
+    are not ("Boeing B-29"), and either reading may be the one they share."""
+    return normalize(text), _spaced(text)
+
+
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
-    norm = normalize(prediction)
-    return float(any(norm == normalize(g) for g in golds))
+    return float(any(p == g for gold in golds for p, g in zip(_forms(prediction), _forms(gold), strict=True)))
 
 
 def _f1(prediction: str, gold: str) -> float:
-    pred, ref = normalize(prediction).split(), normalize(gold).split()
+    return max(_f1_of(p, g) for p, g in zip(_forms(prediction), _forms(gold), strict=True))
+
+
+def _f1_of(pred_norm: str, gold_norm: str) -> float:
+    pred, ref = pred_norm.split(), gold_norm.split()
     if not pred or not ref:
         return float(pred == ref)
     common = sum((Counter(pred) & Counter(ref)).values())

@@ -105,6 +105,7 @@ def ask(eng: Any, mode: str, question: dict[str, Any], budget: int | None, *, co
         error=None,
     )
     if not context_only:
+        row["context"] = res.context.text  # what the model read: scores can be recomputed without asking again
         score(row, res.answer or "", question["golds"], res.context.text)
     return row
 
@@ -126,6 +127,7 @@ def ask_foreign(eng: Any, mode: str, question: dict[str, Any], ctx: foreign.Fore
         prompt_tokens=got["prompt_tokens"],
         stop_reason="answered" if got["answer"] is not None else f"bad_answer ({got['problem']})",
         error=None,
+        context=ctx.context,
     )
     score(row, got["answer"], question["golds"], ctx.context)
     return row
@@ -203,6 +205,23 @@ def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in payload["rows"]}
 
 
+def rescore(eng: Any, questions: list[dict[str, Any]], raw: Raw, contexts: Any, log) -> None:
+    """Every kept answer scored again by the code as it is now, from its stored context; a row kept from before
+    contexts were stored gets its context assembled again (context-only, no model call; ``context_rebuilt``)."""
+    by_id = {q["id"]: q for q in questions}
+    rebuilt = 0
+    for row in raw.rows:
+        if row["error"] is not None or "answer" not in row or row["id"] not in by_id:
+            continue
+        q = by_id[row["id"]]
+        if row.get("context") is None:
+            row["context"], row["context_rebuilt"] = contexts(row["mode"], q), True
+            rebuilt += 1
+        score(row, row["answer"], q["golds"], row["context"])
+    raw.write(complete=False)
+    log(f"rescored {sum(1 for r in raw.rows if 'answer' in r)} answers ({rebuilt} contexts assembled again)")
+
+
 def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: Raw, log) -> None:
     """Question by question, every mode in turn: a run stopped part way still pairs its modes on the same
     questions. The offline contexts (no model) come first."""
@@ -213,6 +232,18 @@ def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: R
     vec = None
     if "vector" in modes and not a.offline:
         vec = foreign.VectorOnly(eng, data.text_units(a.index), a.budget or 8000, SHORT)
+    if a.rescore:
+
+        def context_of(mode: str, q: dict[str, Any]) -> str:
+            if mode == "vector" and vec is not None:
+                return vec.context(q["question"]).context
+            if mode == "graphrag_local":
+                return str(gr[q["id"]]["context"])
+            fields = {"budget": a.budget} if a.budget and mode in ("local", "basic", "global") else {}
+            res = getattr(eng, f"query_{mode}")(q["question"], store_trace=False, context_only=True, **fields)
+            return str(res.context.text)
+
+        rescore(eng, questions, raw, context_of, log)
     for runs in (offline, asked):
         for i, q in enumerate(questions):
             for label, mode in runs:
@@ -238,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
     ap.add_argument("--out", type=Path, required=True, help="raw JSON file to write (rewritten after every answer)")
     ap.add_argument("--resume", action="store_true", help="keep the answers already in --out; ask only the rest")
+    ap.add_argument("--rescore", action="store_true", help="with --resume: score the kept answers again first")
     ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--budget", type=int, default=None, help="context budget of every mode (default: derived)")
     ap.add_argument("--ctx", type=int, default=128_000, help="llm.model_context_window of the endpoint's model")
