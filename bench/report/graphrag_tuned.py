@@ -17,8 +17,11 @@ from typing import Any
 
 from bench import metrics, paths
 
-SETS = {"dev": "", "seed 2": "_seed2", "seed 3": "_seed3", "worded": "_worded"}
-RANK_FILE = {"dev": "dev", "seed 2": "seed2", "seed 3": "seed3", "worded": "worded"}
+SETS = {
+    "dev": "", "seed 2": "_seed2", "seed 3": "_seed3", "seed 4": "_seed4", "worded": "_worded",
+    "worded seed 4": "_worded_seed4",
+}  # fmt: skip
+RANK_FILE = {label: suffix.lstrip("_") or "dev" for label, suffix in SETS.items()}
 
 
 def _load(name: str) -> dict[str, Any] | None:
