@@ -20,7 +20,8 @@ The tree::
     │   ├── LLMNotConfigured         no OPENAI_BASE_URL / OPENAI_API_KEY
     │   ├── FatalLLMError            the endpoint refuses every request (bad key, unknown model)
     │   ├── LLMRequestRejected       the endpoint refused this one request (400, 413, 422: too long, filtered)
-    │   └── LLMUnavailable           still failing after the retries (5xx, timeout, refused connection)
+    │   ├── LLMUnavailable           still failing after the retries (5xx, timeout, refused connection)
+    │   └── AnswerFailed             the model's replies were no answer (empty, citations only, repeated, cut off)
     ├── OverBudget                   the next LLM call would pass the question's call / token budget
     ├── QuestionStopped              the question's deadline passed or it was cancelled (``reason``)
     ├── CallFailed                   one LLM request failed after its repair (recorded, never fatal)
@@ -119,6 +120,30 @@ class LLMError(DriftgraphError):
     def __str__(self) -> str:
         base = super().__str__()
         return base if self.retrieval_id is None else f"{base} (retrieval {self.retrieval_id} stored)"
+
+
+class AnswerFailed(LLMError):
+    """The model's replies were no answer (``problem``: empty, citations_only, repeated, truncated; global
+    search's map_failed and rate_failed), so the question has none; raised once its retrieval is stored. A
+    subclass of ``LLMError``: the model behind the endpoint gave nothing usable (HTTP 502, ``code`` the
+    problem)."""
+
+    def __init__(self, message: str, *, problem: str, hint: str = "") -> None:
+        super().__init__(message, status=problem)
+        self.problem = problem
+        self.hint = hint
+
+    @property
+    def stop_reason(self) -> str:
+        """The stored retrieval's ``stop_reason``: global's own (map_failed, rate_failed), else bad_answer."""
+        return self.problem if self.problem in ("map_failed", "rate_failed") else "bad_answer"
+
+    def __str__(self) -> str:
+        base = Exception.__str__(self)
+        if self.retrieval_id is None:
+            return f"{base}. {self.hint}" if self.hint else base
+        see = f"`driftgraph trace show {self.retrieval_id}` has the details (retrieval stored)"
+        return f"{base}. {self.hint}; {see}" if self.hint else f"{base}; {see}"
 
 
 class LLMNotConfigured(LLMError):

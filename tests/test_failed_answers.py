@@ -21,7 +21,7 @@ import pytest
 
 from driftgraph import BasicQuery, DriftQuery, GlobalQuery, LocalQuery
 from driftgraph.api import open_engine
-from driftgraph.query.answer import AnswerFailed
+from driftgraph.errors import AnswerFailed
 from driftgraph.store.traces import read_retrieval
 from tests.conftest import make_config
 from tests.support.cli import run_cli

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from driftgraph.api import open_engine
+from driftgraph.errors import AnswerFailed
 from driftgraph.llm.tokenizer import count_tokens
-from driftgraph.query.answer import AnswerFailed
 from driftgraph.store.traces import read_retrieval
 from tests.conftest import make_config
 from tests.support.cli import run_cli as _cli

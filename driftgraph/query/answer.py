@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from driftgraph.errors import CallFailed, LLMError, OverBudget
+from driftgraph.errors import AnswerFailed, CallFailed, LLMError, OverBudget
 from driftgraph.prompts import render_prompt
 from driftgraph.query.answer_check import Problem, check_answer, describe
 
@@ -55,30 +55,6 @@ class Reply(Protocol):
 # (messages, max_tokens, on_token) -> the reply; raises OverBudget when the call budget refuses it, and
 # LLMError / CallFailed when the endpoint fails it.
 Ask = Callable[[list[dict[str, str]], int, TokenSink | None], Reply]
-
-
-class AnswerFailed(LLMError):
-    """The model's replies were no answer (``problem``: empty, citations_only, repeated, truncated; global
-    search's map_failed and rate_failed), so the question has none; raised once its retrieval is stored. A
-    subclass of ``LLMError``: the model behind the endpoint gave nothing usable (HTTP 502, ``code`` the
-    problem)."""
-
-    def __init__(self, message: str, *, problem: str, hint: str = "") -> None:
-        super().__init__(message, status=problem)
-        self.problem = problem
-        self.hint = hint
-
-    @property
-    def stop_reason(self) -> str:
-        """The stored retrieval's ``stop_reason``: global's own (map_failed, rate_failed), else bad_answer."""
-        return self.problem if self.problem in ("map_failed", "rate_failed") else BAD_ANSWER
-
-    def __str__(self) -> str:
-        base = Exception.__str__(self)
-        if self.retrieval_id is None:
-            return f"{base}. {self.hint}" if self.hint else base
-        see = f"`driftgraph trace show {self.retrieval_id}` has the details (retrieval stored)"
-        return f"{base}. {self.hint}; {see}" if self.hint else f"{base}; {see}"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from driftgraph.errors import (
+    AnswerFailed,
     DocumentNotFound,
     DriftgraphError,
     InputError,
@@ -29,7 +30,6 @@ from driftgraph.errors import (
     RetrievalNotFound,
     StoreError,
 )
-from driftgraph.query.answer import AnswerFailed
 
 
 class ApiError(Exception):

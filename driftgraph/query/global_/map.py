@@ -16,12 +16,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import LLMError, OverBudget
+from driftgraph.errors import AnswerFailed, LLMError, OverBudget
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer import AnswerFailed
 from driftgraph.query.global_.gate import CallGate, failure
 from driftgraph.query.global_.select import CommunityReport, ReportState
 

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from driftgraph.errors import LLMError, NoReportsError, OverBudget
+from driftgraph.errors import AnswerFailed, LLMError, NoReportsError, OverBudget
 from driftgraph.llm.chat import schema
 from driftgraph.llm.structured import JsonCall, as_int, ask_json
 from driftgraph.parallel import parallel_map
 from driftgraph.prompts import render_prompt
-from driftgraph.query.answer import AnswerFailed
 from driftgraph.query.global_.gate import CallGate
 
 if TYPE_CHECKING:
