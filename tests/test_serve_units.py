@@ -174,3 +174,44 @@ def test_a_jobs_dir_that_cannot_be_made_is_one_clear_error_and_no_job_is_taken(t
     with pytest.raises(JobError) as err:
         queue.submit("add", text="Some text.")
     assert err.value.status == 503 and not list(tmp_path.rglob("job.json"))
+
+
+def test_finished_jobs_older_than_jobs_keep_days_are_removed_and_the_rest_kept(tmp_path):
+    """``serve.jobs_keep_days``: the jobs folder does not grow for ever. A finished job (done, failed, cancelled)
+    past the limit goes, folder and all; a recent one stays; 0 keeps them all."""
+    import json
+    from datetime import UTC, datetime, timedelta
+
+    from driftgraph.config import Config
+    from driftgraph.serve.jobs import JobError, Jobs
+
+    def stored(job_id: str, state: str, days_ago: float) -> None:
+        at = (datetime.now(UTC) - timedelta(days=days_ago)).isoformat(timespec="microseconds")
+        folder = tmp_path / job_id
+        folder.mkdir()
+        finished = at if state in ("done", "failed", "cancelled") else None
+        body = {"id": job_id, "action": "add", "state": state, "created_at": at, "finished_at": finished}
+        (folder / "job.json").write_text(json.dumps(body))
+
+    stored("old-done", "done", 40)
+    stored("old-failed", "failed", 31)
+    stored("new-done", "done", 2)
+    stored("recent-cancelled", "cancelled", 0.5)
+    assert Config().serve.jobs_keep_days == 30
+    queue = Jobs(None, tmp_path, keep_days=30)  # type: ignore[arg-type]  # no job runs: the engine is never reached
+    try:
+        assert queue.start() == 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["new-done", "recent-cancelled"]
+        with pytest.raises(JobError) as err:
+            queue.get("old-done")
+        assert err.value.status == 404
+        assert queue.get("new-done").state == "done"
+    finally:
+        queue.stop(5)
+    forever = Jobs(None, tmp_path, keep_days=0)  # type: ignore[arg-type]
+    stored("ancient", "done", 4000)
+    try:
+        forever.start()
+        assert (tmp_path / "ancient").is_dir(), "0 keeps every job"
+    finally:
+        forever.stop(5)

@@ -206,3 +206,6 @@ class ServeConfig(_Section):
         description="where document jobs and their uploads wait, so a restarted server resumes them (relative: to "
         "the config file's folder)",
     )
+    jobs_keep_days: float = Field(
+        30.0, ge=0, description="finished jobs older than this are deleted from jobs_dir (0: kept for ever)"
+    )

@@ -48,7 +48,7 @@ def create_app(
     cfg = engine.config.serve
     runner = Runner(cfg)
     metrics = Metrics(runner, cfg) if cfg.metrics else None
-    queue = Jobs(engine, cfg.jobs_dir) if jobs else None
+    queue = Jobs(engine, cfg.jobs_dir, cfg.jobs_keep_days) if jobs else None
     state = ServeState(engine=engine, runner=runner, cfg=cfg, metrics=metrics, jobs=queue)
     mcp_server = None
     if mcp:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,10 +70,11 @@ class JobError(DriftgraphError):
 class Jobs:
     """The queue and its worker over one Engine; ``start`` resumes what an earlier run left unfinished."""
 
-    def __init__(self, engine: Engine, directory: str | Path) -> None:
+    def __init__(self, engine: Engine, directory: str | Path, keep_days: float = 0.0) -> None:
         self.engine = engine
         self.gate = GraphGate()  # held while a job writes its change; questions read under it (serve/gate.py)
         self.dir = Path(directory)
+        self.keep = timedelta(days=keep_days) if keep_days > 0 else None
         self._jobs: dict[str, Job] = {}
         self._wake = threading.Condition()
         self._stopping = False
@@ -102,6 +104,7 @@ class Jobs:
             self._jobs[job.id] = job
         if again:
             log.info("%d document jobs resumed from %s", again, self.dir)
+        self._prune()
         self._thread = threading.Thread(target=self._work, name="driftgraph-jobs", daemon=True)
         self._thread.start()
         return again
@@ -247,6 +250,22 @@ class Jobs:
         for name in ("input.bin", "input.txt"):  # the change is in the index now (or failed for good)
             (self.dir / job.id / name).unlink(missing_ok=True)
         log.info("document job %s (%s) %s%s", job.id, job.action, state, f": {error}" if error else "")
+        self._prune()
+
+    def _prune(self) -> None:
+        """Forget finished jobs older than ``serve.jobs_keep_days`` (their folders too): the folder does not grow
+        for ever. Queued and running jobs are never touched."""
+        if self.keep is None:
+            return
+        cutoff = (datetime.now(UTC) - self.keep).isoformat(timespec="microseconds")
+        with self._wake:
+            old = [j for j in self._jobs.values() if j.state in FINISHED and (j.finished_at or j.created_at) < cutoff]
+            for job in old:
+                del self._jobs[job.id]
+        for job in old:
+            shutil.rmtree(self.dir / job.id, ignore_errors=True)
+        if old:
+            log.info("%d finished document jobs older than %s removed from %s", len(old), self.keep, self.dir)
 
     def _save(self, job: Job) -> None:
         _write(self.dir / job.id / "job.json", json.dumps(job.public(), default=str).encode("utf-8"))
