@@ -131,6 +131,10 @@ def test_cited_rows_are_read_from_either_context_form():
     assert cited.cited_text("Corran [1] [see note]", blocks) == ("", 0), "a bracket naming no table is no reference"
     assert cited.strip_citations("Norway [Source 1]") == "Norway"
     assert cited.strip_citations("1968[Data: Sources (5)]") == "1968"
+    assert cited.cited_text("Corran (Data: Sources (2)).", blocks) == ("12|not a row id, text", 1)
+    assert cited.cited_text("Corran.\n\n- Data: Sources (1, 2)\n- Other", blocks)[1] == 2
+    assert cited.cited_text("Corran [Data: Sources (2)] and more", blocks)[1] == 1, "one reference read once"
+    assert am.normalize(cited.strip_citations("1968 (Data: Sources (401)).")) == "1968"
 
 
 def _row_of(context: str, needle: str) -> str | None:

@@ -3,8 +3,9 @@
 Both systems label context rows with short ids and cite them as ``[Data: Sources (3, 7); Entities (12)]``:
 driftgraph's local tables and GraphRAG 3.2.0's (``-----Entities-----``, a column line, rows ``12|...``), and
 the basic/vector-only blocks (``----- Source 3 -----``, then the chunk's text). Small models bend the form
-(``[Data: Source 1]``, ``[Source 2]``): any bracket that starts with a table's name, after an optional
-``Data:``, is read as a reference, for every system alike. ``records`` parses either form
+(``[Data: Source 1]``, ``[Source 2]``, ``(Data: Sources (4))``): any bracket that starts with a table's name
+after an optional ``Data:``, and any ``Data:`` followed by a table's name, is read as a reference, for every
+system alike. ``records`` parses either form
 into {table: {short id: row text}}; ``cited_text`` joins the rows an answer cites. An answer is *supported*
 when the gold answer occurs in the rows it cites: the reader both found the answer and pointed at evidence
 that holds it. A reference to a row that is not in the context adds nothing.
@@ -18,8 +19,9 @@ _TABLE = re.compile(r"^-----\s*([A-Za-z ]+?)\s*-----$")
 _BLOCK = re.compile(r"^----- ?([A-Za-z]+) (\d+) ?-----$")
 _ROW = re.compile(r"^\s*(\d+)\s*\|")
 _TABLES = r"(?:sources?|entit(?:y|ies)|relationships?|reports?|claims?)"
-# "[Data: Sources (1, 2); Entities (3)]", and what small models write instead: "[Data: Source 1]", "[Source 2]"
-_DATA_REF = re.compile(rf"\[\s*(?:Data:\s*)?((?:{_TABLES})\b[^\]]*)\]", re.IGNORECASE)
+# "[Data: Sources (1, 2); Entities (3)]", and what small models write instead: "[Data: Source 1]", "[Source 2]",
+# "(Data: Sources (401))", "- Data: Sources (2, 3)" on a line of its own
+_DATA_REF = re.compile(rf"\[\s*(?:Data:\s*)?((?:{_TABLES})\b[^\]]*)\]|Data:\s*((?:{_TABLES})\b[^\]\n]*)", re.IGNORECASE)
 _GROUP = re.compile(rf"({_TABLES})\s*(?:\(([^)]*)\)|((?:[\s,]*\d+)+))", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
 
@@ -64,7 +66,7 @@ def cited_text(answer: str, context: str) -> tuple[str, int]:
     parts: list[str] = []
     refs = 0
     for ref in _DATA_REF.finditer(answer):
-        for name, in_parens, bare in _GROUP.findall(ref.group(1)):
+        for name, in_parens, bare in _GROUP.findall(ref.group(1) or ref.group(2)):
             numbers = in_parens or bare
             table = rows.get(_table_key(name), {})
             for n in _NUMBER.findall(numbers):
