@@ -205,7 +205,7 @@ def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in payload["rows"]}
 
 
-def rescore(eng: Any, questions: list[dict[str, Any]], raw: Raw, contexts: Any, log) -> None:
+def rescore(questions: list[dict[str, Any]], raw: Raw, contexts: Any, log) -> None:
     """Every kept answer scored again by the code as it is now, from its stored context; a row kept from before
     contexts were stored gets its context assembled again (context-only, no model call; ``context_rebuilt``)."""
     by_id = {q["id"]: q for q in questions}
@@ -243,7 +243,7 @@ def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: R
             res = getattr(eng, f"query_{mode}")(q["question"], store_trace=False, context_only=True, **fields)
             return str(res.context.text)
 
-        rescore(eng, questions, raw, context_of, log)
+        rescore(questions, raw, context_of, log)
     for runs in (offline, asked):
         for i, q in enumerate(questions):
             for label, mode in runs:
