@@ -122,6 +122,9 @@ class LLMError(DriftgraphError):
         return base if self.retrieval_id is None else f"{base} (retrieval {self.retrieval_id} stored)"
 
 
+BAD_ANSWER = "bad_answer"  # the stop reason of a question whose answer failed the check
+
+
 class AnswerFailed(LLMError):
     """The model's replies were no answer (``problem``: empty, citations_only, repeated, truncated; global
     search's map_failed and rate_failed), so the question has none; raised once its retrieval is stored. A
@@ -136,7 +139,7 @@ class AnswerFailed(LLMError):
     @property
     def stop_reason(self) -> str:
         """The stored retrieval's ``stop_reason``: global's own (map_failed, rate_failed), else bad_answer."""
-        return self.problem if self.problem in ("map_failed", "rate_failed") else "bad_answer"
+        return self.problem if self.problem in ("map_failed", "rate_failed") else BAD_ANSWER
 
     def __str__(self) -> str:
         base = Exception.__str__(self)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from driftgraph.errors import AnswerFailed, CallFailed, LLMError, OverBudget
+from driftgraph.errors import BAD_ANSWER, AnswerFailed, CallFailed, LLMError, OverBudget
 from driftgraph.prompts import render_prompt
 from driftgraph.query.answer_check import Problem, check_answer, describe
 
@@ -39,7 +39,6 @@ RETRY_MARK = "\n\n[driftgraph: that reply is not an answer ({why}); asking the m
 FAILED_MARK = "\n\n[driftgraph: no answer: {why}, on the retry too]\n"
 ECHO_MARK = "\n\n[driftgraph: the reply began by repeating the instruction; the answer starts again]\n\n"
 MIN_ECHO_WORDS = 5  # a shorter sentence shared with the instruction ("Answer the question.") is no echo
-BAD_ANSWER = "bad_answer"  # the stop reason of a question whose answer failed the check
 
 
 class Reply(Protocol):

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from driftgraph.config.secrets import redact
-from driftgraph.errors import LLMError, QuestionStopped
-from driftgraph.query.answer import BAD_ANSWER, AnswerCheck
+from driftgraph.errors import BAD_ANSWER, LLMError, QuestionStopped
+from driftgraph.query.answer import AnswerCheck
 from driftgraph.query.requests import QueryRequest
 from driftgraph.query.result import ContextInfo, Cost, SearchResult
 from driftgraph.query.trace import Trace, item_rows, new_retrieval_id

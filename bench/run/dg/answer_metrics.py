@@ -63,8 +63,8 @@ def _spaced(text: str) -> str:
 def in_context(golds: Sequence[str], context: str) -> float:
     """1.0 when any accepted answer's words occur, in order and whole, in the context: its punctuation removed
     ("O'Brien" -> "obrien") or read as a word break (table cells)."""
-    forms = (f" {normalize(context)} ", f" {_spaced(context)} ")
-    wanted = {w for g in golds for w in (normalize(g), _spaced(g)) if w}
+    forms = tuple(f" {form} " for form in _forms(context))
+    wanted = {w for g in golds for w in _forms(g) if w}
     return float(any(f" {w} " in form for w in wanted for form in forms))
 
 

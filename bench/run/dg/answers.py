@@ -78,20 +78,33 @@ def score(row: dict[str, Any], answer: str | None, golds: list[str], context: st
         row.update(references=refs, supported=am.in_context(golds, evidence) if evidence else 0.0)
 
 
+def budget_fields(mode: str, budget: int | None) -> dict[str, Any]:
+    """The request field that fixes a mode's context budget (DRIFT's comes from ``drift.local.context_cap``)."""
+    return {"budget": budget} if budget and mode in ("local", "basic", "global") else {}
+
+
+def foreign_budget(a: argparse.Namespace) -> int:
+    """The budget of the contexts driftgraph does not assemble: ``--budget``, else the modes' default cap."""
+    return a.budget or 8000  # local.context_cap and basic.context_cap
+
+
+def failed(row: dict[str, Any], err: Exception, t0: float) -> dict[str, Any]:
+    """A failed call is a result to count, not the end of the run."""
+    row.update(error=f"{type(err).__name__}: {str(err).splitlines()[0][:200]}", seconds=time.perf_counter() - t0)
+    return row
+
+
 def ask(eng: Any, mode: str, question: dict[str, Any], budget: int | None, *, context_only: bool = False) -> dict:
     """One question in one driftgraph mode: the answer (None context-only), its scores, its context and cost."""
-    fields: dict[str, Any] = {"store_trace": False}
+    fields: dict[str, Any] = {"store_trace": False, **budget_fields(mode, budget)}
     if context_only:
         fields["context_only"] = True
-    if budget and mode in ("local", "basic", "global"):
-        fields["budget"] = budget
     row: dict[str, Any] = {"id": question["id"], "hops": question.get("hops"), "mode": mode}
     t0 = time.perf_counter()
     try:
         res = getattr(eng, f"query_{mode}")(question["question"], **fields)
-    except Exception as err:  # a failed call is a result to count, not the end of the run
-        row.update(error=f"{type(err).__name__}: {str(err).splitlines()[0][:200]}", seconds=time.perf_counter() - t0)
-        return row
+    except Exception as err:
+        return failed(row, err, t0)
     total = res.cost.phases.get("total", {})
     row.update(
         seconds=round(time.perf_counter() - t0, 3),
@@ -117,8 +130,7 @@ def ask_foreign(eng: Any, mode: str, question: dict[str, Any], ctx: foreign.Fore
     try:
         got = foreign.answer(eng, ctx, max_tokens)
     except Exception as err:
-        row.update(error=f"{type(err).__name__}: {str(err).splitlines()[0][:200]}", seconds=time.perf_counter() - t0)
-        return row
+        return failed(row, err, t0)
     row.update(
         seconds=round(time.perf_counter() - t0, 3),
         answer_in_context=am.in_context(question["golds"], ctx.context),
@@ -195,8 +207,8 @@ class Raw:
 def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
     """GraphRAG's prompt and context per question id: ``--graphrag-contexts`` or a fresh ``gr-contexts`` run."""
     if a.graphrag_contexts is None:
-        out = paths.CACHE / "answers" / f"graphrag_contexts_{a.budget or 8000}.json"
-        args = ["--budget", str(a.budget or 8000), "--response-type", SHORT, "--root", str(a.index)]
+        out = paths.CACHE / "answers" / f"graphrag_contexts_{foreign_budget(a)}.json"
+        args = ["--budget", str(foreign_budget(a)), "--response-type", SHORT, "--root", str(a.index)]
         if a.questions:
             args += ["--questions", str(a.questions)]
         payload = env.run_baseline("gr-contexts", args, out, log)
@@ -231,7 +243,7 @@ def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: R
     gr = graphrag_contexts(a, log) if "graphrag_local" in modes and not a.offline else {}
     vec = None
     if "vector" in modes and not a.offline:
-        vec = foreign.VectorOnly(eng, data.text_units(a.index), a.budget or 8000, SHORT)
+        vec = foreign.VectorOnly(eng, data.text_units(a.index), foreign_budget(a), SHORT)
     if a.rescore:
 
         def context_of(mode: str, q: dict[str, Any]) -> str:
@@ -239,7 +251,7 @@ def run(eng: Any, questions: list[dict[str, Any]], a: argparse.Namespace, raw: R
                 return vec.context(q["question"]).context
             if mode == "graphrag_local":
                 return str(gr[q["id"]]["context"])
-            fields = {"budget": a.budget} if a.budget and mode in ("local", "basic", "global") else {}
+            fields = budget_fields(mode, a.budget)
             res = getattr(eng, f"query_{mode}")(q["question"], store_trace=False, context_only=True, **fields)
             return str(res.context.text)
 
