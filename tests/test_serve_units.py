@@ -9,7 +9,14 @@ import time
 import pytest
 
 from driftgraph.config import ServeConfig
-from driftgraph.errors import ConfigError, FatalLLMError, HistoryError, RetrievalNotFound, StoreError
+from driftgraph.errors import (
+    ConfigError,
+    FatalLLMError,
+    HistoryError,
+    QuestionStopped,
+    RetrievalNotFound,
+    StoreError,
+)
 from driftgraph.serve.auth import api_key_from_env, authorized, check_exposure, is_loopback, keys, needs_auth
 from driftgraph.serve.errors import ApiError, from_exception, validation_error
 from driftgraph.serve.runner import Runner
@@ -38,6 +45,35 @@ def test_gate_refuses_with_429_and_the_slot_outlives_a_504() -> None:
     with pytest.raises(ApiError) as stopping:
         runner.start(time.sleep, 0)
     assert stopping.value.status == 503
+
+
+def test_a_question_cancelled_by_the_shutdown_is_not_reported_as_a_timeout() -> None:
+    """The race CI met: the waiting request woke after ``cancel_all`` but before the question raised its stop."""
+    runner = Runner(ServeConfig(request_timeout_s=60))
+    deadline = runner.deadline()
+    cancelled = threading.Event()
+
+    def question() -> None:
+        cancelled.wait(30)
+        time.sleep(0.6)  # longer than the request's poll: it sees the cancel before the question ends
+        deadline.check("the model call")
+
+    async def scenario() -> None:
+        fut = runner.start(question, deadline=deadline)
+        waiting = asyncio.ensure_future(runner.wait(fut, deadline, disconnected=_never))
+        await asyncio.sleep(0.1)
+        runner.cancel_all()
+        cancelled.set()
+        with pytest.raises(QuestionStopped) as stopped:
+            await waiting
+        assert stopped.value.reason == "cancelled"
+        assert from_exception(stopped.value).status == 503
+
+    asyncio.run(scenario())
+
+
+async def _never() -> bool:
+    return False
 
 
 def test_loopback_only_without_a_key() -> None:

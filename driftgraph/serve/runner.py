@@ -103,12 +103,22 @@ class Runner:
             done, _ = await asyncio.wait({fut}, timeout=step if disconnected is not None else left)
             if done:
                 return fut.result()
+            if deadline.reason == "cancelled":  # the shutdown (or the client) stopped it: let it store its trace
+                return await self._ending(fut)
             if deadline.reason is not None:
                 deadline.cancel("deadline")  # wakes a call waiting on the model: the question ends now
                 raise ApiError(504, self.timeout_message(deadline), "timeout", "timeout")
             if disconnected is not None and await disconnected():
                 deadline.cancel("cancelled")
                 raise ApiError(499, "the client closed the request", "cancelled", "client_closed")
+
+    async def _ending(self, fut: asyncio.Future[T]) -> T:
+        """A question cancelled by someone else ends at its next check and raises ``QuestionStopped`` itself
+        (503 naming its stored retrieval); this waits for that, never reporting a cancel as a timeout."""
+        done, _ = await asyncio.wait({fut}, timeout=TRACE_RESERVE_S)
+        if done:
+            return fut.result()
+        raise ApiError(503, "the question was cancelled; its trace was not stored in time", "cancelled", "cancelled")
 
     def timeout_message(self, deadline: Deadline) -> str:
         """Which limit ended the question: the server's setting or the request's own ``timeout_s``."""
