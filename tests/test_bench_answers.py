@@ -278,9 +278,38 @@ def test_answers_table_shows_each_mode_with_intervals_and_pairs():
     }
     lines = table(raw)
     assert "in progress" in lines[0] and "budget 2000" in lines[0]
-    rows = [line for line in lines if line.startswith(("| local | 30 |", "| basic | 30 |"))]
+    rows = [line for line in lines if line.startswith(("| local | 30 |", "| basic | 30 |")) and line.count("|") == 10]
     assert rows == [
-        "| local | 30 | 0.400 [0.23, 0.57] | 0.500 [0.33, 0.66] | 0.300 [0.13, 0.47] | 3 | 1,990 |",
-        "| basic | 30 | 0.300 [0.23, 0.57] | 0.500 [0.33, 0.66] | - | 0 | 1,990 |",
+        "| local | 30 | 0.400 [0.23, 0.57] | 0.500 [0.33, 0.66] | 0.300 [0.13, 0.47] | 3 | 1,990 | 0.0 | 0 |",
+        "| basic | 30 | 0.300 [0.23, 0.57] | 0.500 [0.33, 0.66] | - | 0 | 1,990 | 0.0 | 0 |",
     ], "the offline context rows are not asked modes; failed answers count errors too"
-    assert "| basic | -0.100 [-0.23, +0.03] n.s. | -0.200 [-0.33, -0.07] | - |" in lines
+    assert "| basic | 30 | -0.100 [-0.23, +0.03] n.s. | -0.200 [-0.33, -0.07] | - |" in lines
+
+
+def _row(mode: str, qid: str, f1: float) -> dict[str, Any]:
+    row = {"mode": mode, "id": qid, "error": None, "answer": "a", "em": 0.0, "f1": f1, "answer_in_context": 1.0}
+    return {**row, "context_tokens": 100, "llm_calls": 1, "prompt_tokens": 200}
+
+
+def test_a_mode_stopped_part_way_is_paired_with_local_on_what_it_answered(tmp_path):
+    """DRIFT on a slow CPU answers fewer questions than local (or local is reused from an earlier run): the
+    pairing must use the questions both answered, in the same order, never drop the comparison or misalign."""
+    from bench.run.dg.answers import reuse, summaries
+
+    other = tmp_path / "earlier.json"
+    earlier = [_row("local", q, f) for q, f in (("q1", 1.0), ("q2", 0.0), ("q3", 1.0), ("q9", 1.0))]
+    earlier.append(_row("basic", "q1", 0.5))
+    other.write_text(json.dumps({"command": "python -m bench answers X", "budget": 2000, "rows": earlier}))
+    questions = [{"id": q} for q in ("q1", "q2", "q3")]
+    kept, note = reuse([_row("local", "q2", 0.25)], f"{other}:local", questions)
+    assert sorted((r["mode"], r["id"], r["f1"]) for r in kept) == [
+        ("local", "q1", 1.0),
+        ("local", "q2", 0.25),  # this run's own row wins over the reused one
+        ("local", "q3", 1.0),
+    ], "only the named mode, only this run's questions"
+    assert note["rows"] == 2 and note["modes"] == ["local"] and note["command"] == "python -m bench answers X"
+    drift = [_row("drift", "q3", 0.0), _row("drift", "q1", 1.0)]  # stopped before q2, answered out of order
+    pair = summaries(kept + drift)["drift"]["f1_vs_local"]
+    assert pair["n"] == 2 and pair["diff"] == -0.5 and pair["ties"] == 1 and pair["losses"] == 1
+    with pytest.raises(SystemExit, match="FILE:MODES"):
+        reuse([], str(other), questions)

@@ -43,18 +43,24 @@ def table(d: dict[str, Any]) -> list[str]:
         f"{d['endpoint']['model'] if d.get('endpoint') else 'offline'}, context budget {d.get('budget') or 'derived'}"
         f" tokens, {'complete' if d.get('complete') else 'in progress'}; `{d['command']}` ({d['machine']['date']}).",
         "",
-        "| mode | questions | EM | F1 | supported | failed answers | context tokens |",
-        "|---|---:|---|---|---|---:|---:|",
+        "| mode | questions | EM | F1 | supported | failed answers | context tokens | model calls | prompt tokens |",
+        "|---|---:|---|---|---|---:|---:|---:|---:|",
     ]
     for mode, s in asked.items():
         lines.append(
             f"| {mode} | {s['questions']} | {_cell(s, 'em')} | {_cell(s, 'f1')} | {_cell(s, 'supported')} | "
-            f"{s.get('failed_answers', 0) + s['errors']} | {s['context_tokens_mean']:,.0f} |"
+            f"{s.get('failed_answers', 0) + s['errors']} | {s['context_tokens_mean']:,.0f} | "
+            f"{s.get('llm_calls_mean', 0):,.1f} | {s.get('prompt_tokens_mean', 0):,.0f} |"
         )
     paired = [(m, s) for m, s in asked.items() if m != "local" and any(s.get(f"{k}_vs_local") for k in SCORES)]
     if paired:
-        lines += ["", "| against local, paired | EM | F1 | supported |", "|---|---|---|---|"]
-        lines += [f"| {m} | {_pair(s, 'em')} | {_pair(s, 'f1')} | {_pair(s, 'supported')} |" for m, s in paired]
+        lines += ["", "| against local, paired | questions | EM | F1 | supported |", "|---|---:|---|---|---|"]
+        for m, s in paired:
+            n = next((s[f"{k}_vs_local"].get("n", s["questions"]) for k in SCORES if s.get(f"{k}_vs_local")), 0)
+            lines.append(f"| {m} | {n} | {_pair(s, 'em')} | {_pair(s, 'f1')} | {_pair(s, 'supported')} |")
+    if d.get("reused"):
+        r = d["reused"]
+        lines += ["", f"{', '.join(r['modes'])}: {r['rows']} answers reused from `{r['file']}` (`{r['command']}`)."]
     return lines
 
 

@@ -150,6 +150,14 @@ def _values(rows: list[dict[str, Any]], key: str) -> list[float]:
     return [float(r.get(key) or 0.0) if r["error"] is None else 0.0 for r in rows]
 
 
+def _common(rows: list[dict[str, Any]], local: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], ...]:
+    """Both modes' rows on the questions both answered, in one order: a mode stopped part way (or local rows
+    reused from another run, ``--reuse``) is still paired with local on what it did."""
+    theirs = {r["id"]: r for r in local}
+    mine = [r for r in rows if r["id"] in theirs]
+    return mine, [theirs[r["id"]] for r in mine]
+
+
 def summarise(rows: list[dict[str, Any]], local: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     ok = [r for r in rows if r["error"] is None]
     out: dict[str, Any] = {
@@ -172,8 +180,10 @@ def summarise(rows: list[dict[str, Any]], local: list[dict[str, Any]] | None = N
         lo, hi = metrics.bootstrap_ci(values)
         out[key] = am.mean(values)
         out[f"{key}_ci"] = [round(lo, 4), round(hi, 4)]
-        if local is not None and rows is not local and [r["id"] for r in rows] == [r["id"] for r in local]:
-            out[f"{key}_vs_local"] = metrics.paired(values, _values(local, key))
+        if local is not None and rows is not local:
+            mine, theirs = _common(rows, local)
+            if mine:
+                out[f"{key}_vs_local"] = {**metrics.paired(_values(mine, key), _values(theirs, key)), "n": len(mine)}
     return out
 
 
@@ -202,6 +212,24 @@ class Raw:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
         tmp.replace(self.path)
+
+
+def reuse(
+    kept: list[dict[str, Any]], spec: str, questions: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``FILE:MODES``: the rows of MODES for this run's questions taken from another raw file (answers already
+    paid for on a slow CPU), recorded in the header with that file's command so the pairing is traceable."""
+    path, _, modes = spec.rpartition(":")
+    if not path or not modes:
+        raise SystemExit(f"--reuse {spec!r}: expected FILE:MODES, e.g. bench/results/raw/answers.json:local")
+    other = json.loads(Path(path).read_text(encoding="utf-8"))
+    wanted = set(modes.split(","))
+    ids = {q["id"] for q in questions}
+    have = {(r["mode"], r["id"]) for r in kept}
+    taken = [r for r in other["rows"] if r["mode"] in wanted and r["id"] in ids and (r["mode"], r["id"]) not in have]
+    note = {"file": path, "modes": sorted(wanted), "rows": len(taken), "command": other.get("command")}
+    note.update(budget=other.get("budget"), endpoint=other.get("endpoint"), machine=other.get("machine"))
+    return kept + taken, note
 
 
 def graphrag_contexts(a: argparse.Namespace, log) -> dict[str, dict[str, Any]]:
@@ -282,6 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="raw JSON file to write (rewritten after every answer)")
     ap.add_argument("--resume", action="store_true", help="keep the answers already in --out; ask only the rest")
     ap.add_argument("--rescore", action="store_true", help="with --resume: score the kept answers again first")
+    ap.add_argument(
+        "--reuse",
+        default=None,
+        metavar="FILE:MODES",
+        help="keep these modes' answers from another raw file (same model and budget), e.g. a.json:local",
+    )
     ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--budget", type=int, default=None, help="context budget of every mode (default: derived)")
     ap.add_argument("--ctx", type=int, default=128_000, help="llm.model_context_window of the endpoint's model")
@@ -310,7 +344,12 @@ def main(argv: list[str] | None = None) -> int:
         "budget": a.budget,
         "config_extra": json.loads(a.config_extra) if a.config_extra else None,
     }
-    kept = json.loads(a.out.read_text(encoding="utf-8"))["rows"] if a.resume and a.out.exists() else []
+    before = json.loads(a.out.read_text(encoding="utf-8")) if a.resume and a.out.exists() else {}
+    kept = before.get("rows", [])
+    if "reused" in before:  # a resumed run still says where its reused rows came from
+        header["reused"] = before["reused"]
+    if a.reuse:
+        kept, header["reused"] = reuse(kept, a.reuse, questions)
     raw = Raw(a.out, header, kept)
     t0 = time.perf_counter()
     with neo4j.database(a.neo4j_uri, a.neo4j_port, "4g", "2g", log) as db:
