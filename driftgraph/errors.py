@@ -87,6 +87,10 @@ class IndexBusy(StoreError):
     """Another ``index``, ``documents`` change or document job holds this database's writer lock."""
 
 
+class LockLost(IndexBusy):
+    """The writer could not keep its lock (not renewed within its lapse time, or taken): it stops writing."""
+
+
 class IngestError(StoreError):
     """A batch failed; says which writer and how many rows were already committed (re-run to finish)."""
 

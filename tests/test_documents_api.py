@@ -276,6 +276,42 @@ def test_one_writer_at_a_time_across_processes_and_a_dead_holder_lapses(cfg, sto
     assert store.run("admin/lock_take", lock="index", **late)[0]["taken"]
 
 
+def test_a_writer_whose_lock_was_taken_stops_before_it_writes(cfg, store, fake_llm, monkeypatch):
+    """Neo4j away longer than the lapse time, or a lock taken over: the run must not write beside the new holder.
+    The lock is taken from under ``documents add`` while its model calls run; it stops before writing anything,
+    and once the other holder is gone a re-run finishes from the call cache."""
+    import threading
+
+    from driftgraph.errors import LockLost
+    from driftgraph.store import lock
+
+    monkeypatch.setattr(lock, "LOCK_TTL_S", 0.6)  # renewed every 0.2 s: the loss is seen within the model calls
+    stolen = threading.Event()
+    late = {"owner": "late", "holder": "late", "machine": "elsewhere", "pid": 1, "stale": None, "ttl_ms": 600_000}
+
+    def steal(request) -> float:
+        if stolen.is_set():
+            return 0.0
+        stolen.set()
+        for _ in range(50):  # the holder's renewal may push the lapse back between the two statements: again
+            store.run("tests/lapse_lock", lock="index")
+            if store.run("admin/lock_take", lock="index", **late)[0]["taken"]:
+                break
+        return 1.5  # this call returns after the holder's next renewals have found the lock gone
+
+    fake_llm.delay = steal
+    with Engine(cfg) as eng:
+        with pytest.raises(LockLost, match="documents add stopped before writing") as caught:
+            eng.documents.add(text=FERRY, title="ferry")
+        assert "another writer took it" in str(caught.value)
+        assert eng.documents.list() == [], "nothing was written"
+        assert store.read("tests/lock_state", lock="index")[0]["owner"] == "late", "the new holder keeps its lock"
+        store.run("tests/lapse_lock", lock="index")
+        calls = len(fake_llm.chat_requests())
+        assert eng.documents.add(text=FERRY, title="ferry").changed
+        assert len(fake_llm.chat_requests()) == calls, "the re-run paid for no model call again"
+
+
 def test_a_holder_on_this_machine_whose_process_is_gone_is_taken_over_at_once(cfg, store):
     import subprocess
     import sys

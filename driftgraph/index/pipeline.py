@@ -131,7 +131,7 @@ def sync_corpus(
     if not reset and check_foreign:
         _refuse_foreign_index(store)
     what = input if input.startswith("documents ") else f"index {input}"
-    with writer_lock(store, what), Bars(progress, listener=on_stage) as bars:
+    with writer_lock(store, what) as lease, Bars(progress, listener=on_stage) as bars:
         bars.done("load", len(docs))
         with stage("chunk"):
             chunks = chunk_documents(docs, icfg.chunk_size, icfg.chunk_overlap, enc)
@@ -180,18 +180,23 @@ def sync_corpus(
             )
         # every model call is behind us: what is left writes the change, under the caller's gate if any
         with writing() if writing is not None else nullcontext():
+            lease.check("writing (the model calls are cached: a re-run pays for none of them again)")
             if reset:
                 with stage("schema"):
                     _reset(rt, keep_traces=not reset_traces)
             with stage("write"):
                 writer = Writer(store, icfg.write_batch_size, tokens)
                 deleted = sync_graph(writer, state, docs, chunks, graph)
+                lease.check("writing communities")
                 community_sync = sync_communities(writer, state["communities"], communities, reports)
             bars.done("write")
+            lease.check("embedding")
             with stage("embed"):
                 embedded = _embed(store, embedder, icfg.write_batch_size, bars)
+            lease.check("linking synonyms")
             with stage("synonyms"):
                 synonyms = link_synonyms(store, embedder.embed, cfg.synonyms, icfg.write_batch_size, bars.counter)
+            lease.check("calibrating")
             with stage("indexes"):
                 from driftgraph.store.online import await_online
 

@@ -7,6 +7,10 @@ thread of its own; a process that dies stops renewing, and its lock lapses withi
 machine where it ran, the next writer need not wait: a holder whose process is gone (same machine id, no such
 pid) is taken over at once, so a re-run after a crash or ``kill -9`` resumes straight away. Times are the
 database server's (``timestamp()``), so clocks of different client machines do not matter.
+
+A holder that cannot renew for a whole ``LOCK_TTL_S`` (Neo4j away), or finds its lock taken by another writer,
+has lost it: the ``Lease`` it holds says so, and the writer calls ``Lease.check`` before each write stage, so it
+stops with ``LockLost`` instead of writing beside the new holder.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from driftgraph.errors import IndexBusy
+from driftgraph.errors import IndexBusy, LockLost
 from driftgraph.procs import alive
 
 if TYPE_CHECKING:
@@ -34,17 +39,42 @@ INDEX_LOCK = "index"
 _held = threading.local()  # this thread holds the lock already: an inner block (sync_corpus) takes nothing
 
 
+class Lease:
+    """The writer's hold on the lock: ``check`` raises ``LockLost`` once the renewal thread has seen it lost."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._lost: str | None = None
+
+    def lose(self, why: str) -> None:
+        self._lost = why
+
+    @property
+    def lost(self) -> str | None:
+        return self._lost
+
+    def check(self, before: str) -> None:
+        """Call before each write stage: a lost lock means another writer may be changing the index now."""
+        if self._lost is not None:
+            raise LockLost(
+                f"{self.what} stopped before {before}: the index writer lock was lost ({self._lost}); what was "
+                "written so far is consistent per stage, run it again to finish"
+            )
+
+
 @contextmanager
-def writer_lock(store: Store, what: str, ttl_s: float = LOCK_TTL_S) -> Iterator[None]:
+def writer_lock(store: Store, what: str, ttl_s: float | None = None) -> Iterator[Lease]:
     """Hold the index writer lock for the block; ``IndexBusy`` (nothing changed) when another holder has it.
-    Re-entrant within a thread: the document API holds it from reading the stored corpus to the end of the sync."""
+    Re-entrant within a thread: the document API holds it from reading the stored corpus to the end of the sync,
+    and the inner block gets the same ``Lease``."""
     if getattr(_held, "depth", 0):
         _held.depth += 1
         try:
-            yield
+            yield _held.lease
         finally:
             _held.depth -= 1
         return
+    ttl_s = LOCK_TTL_S if ttl_s is None else ttl_s
     owner = uuid.uuid4().hex
     holder = f"{what} (pid {os.getpid()} on {socket.gethostname()})"
     ttl_ms = int(ttl_s * 1000)
@@ -60,23 +90,30 @@ def writer_lock(store: Store, what: str, ttl_s: float = LOCK_TTL_S) -> Iterator[
             f"finish (if that process is gone, its lock lapses within {ttl_s:.0f} s)"
         )
     stop = threading.Event()
+    lease = Lease(what)
 
     def renew() -> None:
+        renewed = time.monotonic()
         while not stop.wait(ttl_s / 3):
             try:
                 if not store.run("admin/lock_renew", lock=INDEX_LOCK, owner=owner, ttl_ms=ttl_ms):
                     log.warning("the index writer lock lapsed and was taken by another writer")
+                    lease.lose("it lapsed and another writer took it")
                     return
+                renewed = time.monotonic()
             except Exception as err:  # Neo4j away for a moment: the next renewal may reach it
                 log.warning("could not renew the index writer lock: %s", err)
+                if time.monotonic() - renewed >= ttl_s:  # it has lapsed: another writer may hold it now
+                    lease.lose(f"not renewed for {ttl_s:.0f} s: {err}")
+                    return
 
     thread = threading.Thread(target=renew, name="driftgraph-index-lock", daemon=True)
     thread.start()
-    _held.depth = 1
+    _held.depth, _held.lease = 1, lease
     try:
-        yield
+        yield lease
     finally:
-        _held.depth = 0
+        _held.depth, _held.lease = 0, None
         stop.set()
         thread.join(timeout=5)
         try:
