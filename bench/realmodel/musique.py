@@ -12,7 +12,11 @@ lost from one index to the other can be measured and shrunk.
   through the call cache in ``cache/musique-<model>/`` (committed): a build stopped by ``--hours``, a kill or
   the end of a session resumes where it stopped and never pays for a call twice. The build is hours of CPU on
   this machine's two cores: run it alone (llama.cpp slows more than tenfold under contention).
-- ``export``: once a build is complete, the index as GraphRAG parquet under ``results/musique_real_<model>/``.
+- ``export``: once a build is complete, the index as GraphRAG parquet under ``results/musique_real_<model>/``,
+  with the dev questions' gold passages numbered as that index numbers them (``musique_subset.questions_by_text``;
+  also the step ``questions --index DIR``).
+- ``subset --out DIR``: the triples-built index cut to the same passages (``musique_subset.py``), the fair
+  partner of the real-model index: the same questions against the same distractors.
 
 The settings beyond the README's "Local model servers" section are in ``SETTINGS`` and recorded in the raw
 file: no gleaning round (it doubles the calls; the triples-built index had none either), one call at a time
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import paths
-from bench.realmodel import server, weights
+from bench.realmodel import musique_subset, server, weights
 from bench.realmodel.run import config_extra
 from bench.run import data, machine, neo4j
 
@@ -117,6 +121,7 @@ def build(a: argparse.Namespace, log) -> dict[str, Any]:
                     summary = eng.index(docs, reset=True).to_dict()
                     if a.export:
                         eng.export_graphrag(a.export)
+                        musique_subset.questions_by_text(a.export, data.MUSIQUE, corpus)
                 finally:
                     eng.close()
     return {
@@ -151,7 +156,14 @@ def _cached_calls(folder: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench real-model-musique", description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("corpus", "build"), help="corpus: choose the passages; build: index them")
+    ap.add_argument(
+        "step",
+        choices=("corpus", "build", "subset", "questions"),
+        help="corpus: choose the passages; build: index them; subset: the triples index cut to them (--out); "
+        "questions: an exported index's dev questions (--index)",
+    )
+    ap.add_argument("--out", type=Path, default=None, help="subset: where to write the cut triples index")
+    ap.add_argument("--index", type=Path, default=None, help="questions: an exported real-model index")
     ap.add_argument("--model", choices=sorted(weights.MODELS), default="1.5b", help="pinned weights (default 1.5b)")
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default: 2)")
     ap.add_argument("--ctx", type=int, default=8192, help="the server's context size")
@@ -168,6 +180,19 @@ def main(argv: list[str] | None = None) -> int:
         corpus = choose_corpus(log)
         CORPUS.write_text(json.dumps(corpus, indent=1) + "\n", encoding="utf-8")
         log(f"wrote {CORPUS}: {len(corpus['passages'])} passages")
+        return 0
+    if a.step in ("subset", "questions"):
+        corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
+        if a.step == "subset":
+            if a.out is None:
+                ap.error("subset needs --out DIR")
+            counts = musique_subset.subset(data.MUSIQUE, corpus, a.out)
+            log(f"wrote {a.out}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        else:
+            if a.index is None:
+                ap.error("questions needs --index DIR (an exported real-model index)")
+            n = musique_subset.questions_by_text(a.index, data.MUSIQUE, corpus)
+            log(f"wrote {a.index / 'questions_dev.jsonl'}: {n} questions")
         return 0
     signal.signal(signal.SIGTERM, lambda signum, frame: _stop_now(log, "stopped by SIGTERM", 128 + signum))
     if a.hours:
