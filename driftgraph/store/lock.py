@@ -49,10 +49,6 @@ class Lease:
     def lose(self, why: str) -> None:
         self._lost = why
 
-    @property
-    def lost(self) -> str | None:
-        return self._lost
-
     def check(self, before: str) -> None:
         """Call before each write stage: a lost lock means another writer may be changing the index now."""
         if self._lost is not None:
