@@ -13,8 +13,10 @@ scores 0. Next to them, offline, whether the gold answer occurs in local's and b
 
 The summary gives each score's mean with its bootstrap interval over the questions, and each mode paired with
 local. ``--budget`` fixes every mode's context budget (DRIFT: each step's). The raw file is rewritten after
-every answer; ``--resume`` keeps the answers already in it, so a slow CPU run can stop and go on. Neo4j: the
-bench's own launcher, or ``--neo4j-uri`` (password in NEO4J_PASSWORD), whose data is replaced by the import.
+every answer; ``--resume`` keeps the answers already in it, so a slow CPU run can stop and go on, and
+``--reuse FILE:MODES`` takes a mode's answers from an earlier raw file rather than paying for them again (a mode
+is paired with local on the questions both answered). Neo4j: the bench's own launcher, or ``--neo4j-uri``
+(password in NEO4J_PASSWORD), whose data is replaced by the import.
 """
 
 from __future__ import annotations
@@ -314,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reuse",
         default=None,
         metavar="FILE:MODES",
-        help="keep these modes' answers from another raw file (same model and budget), e.g. a.json:local",
+        help="keep these modes' answers from another raw file (its command and budget are recorded), e.g. a.json:local",
     )
     ap.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated subset of " + ",".join(MODES))
     ap.add_argument("--budget", type=int, default=None, help="context budget of every mode (default: derived)")
@@ -349,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     if "reused" in before:  # a resumed run still says where its reused rows came from
         header["reused"] = before["reused"]
     if a.reuse:
-        kept, header["reused"] = reuse(kept, a.reuse, questions)
+        kept, note = reuse(kept, a.reuse, questions)
+        if note["rows"] or "reused" not in header:  # resumed with --reuse again: the first record stands
+            header["reused"] = note
     raw = Raw(a.out, header, kept)
     t0 = time.perf_counter()
     with neo4j.database(a.neo4j_uri, a.neo4j_port, "4g", "2g", log) as db:
