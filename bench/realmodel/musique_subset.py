@@ -112,7 +112,7 @@ def subset(root: Path, corpus: dict[str, Any], out: Path) -> dict[str, int]:
 def questions_by_text(index: Path, root: Path, corpus: dict[str, Any]) -> int:
     """``index/questions_dev.jsonl``: the dev questions with the gold passages' ids as ``index`` numbers them,
     found by their text. A gold passage whose text is not one text unit there (split by chunking) is an error."""
-    by_text = {u["text"].strip(): u["id"] for u in _read(index, "text_units")[1]}
+    by_text = {text.strip(): uid for uid, text in data.text_units(index).items()}
     units = data.text_units(root)
     rows, lost = [], []
     for line in (root / "questions_dev.jsonl").read_text(encoding="utf-8").splitlines():
