@@ -17,6 +17,9 @@ lost from one index to the other can be measured and shrunk.
   also the step ``questions --index DIR``).
 - ``subset --out DIR``: the triples-built index cut to the same passages (``musique_subset.py``), the fair
   partner of the real-model index: the same questions against the same distractors.
+- ``recall --index DIR --cut DIR``: evidence recall of driftgraph local and basic, vector-only chunks and
+  GraphRAG 3.2.0's local search on both, and the loss from one to the other per question
+  (``musique_recall.py``; raw file ``results/raw/real_model_musique_recall.json``).
 
 The settings beyond the README's "Local model servers" section are in ``SETTINGS`` and recorded in the raw
 file: no gleaning round (it doubles the calls; the triples-built index had none either), one call at a time
@@ -38,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import paths
-from bench.realmodel import musique_subset, server, weights
+from bench.realmodel import musique_recall, musique_subset, server, weights
 from bench.realmodel.run import config_extra
 from bench.run import data, machine, neo4j
 
@@ -150,6 +153,24 @@ def _stop_now(log, why: str, code: int) -> None:
     os._exit(code)
 
 
+def _recall(a: argparse.Namespace, ap: argparse.ArgumentParser, log) -> int:
+    if a.index is None or a.cut is None:
+        ap.error("recall needs --index DIR (the exported real-model index) and --cut DIR (from `subset`)")
+    budgets = tuple(int(b) for b in a.budgets.split(",") if b)
+    with neo4j.database(a.neo4j_uri, a.neo4j_port, "2g", "1g", log) as db:
+        payload = musique_recall.run(a.index, a.cut, db.uri, db.password, budgets, log)
+    payload = {
+        "machine": machine.describe(),
+        "command": "python -m bench real-model-musique " + " ".join(a.argv),
+        **payload,
+    }
+    out = paths.RAW / "real_model_musique_recall.json"
+    out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(musique_recall.table(payload))
+    log(f"wrote {out}")
+    return 0
+
+
 def _cached_calls(folder: Path) -> int:
     return sum(1 for _ in folder.glob("chat/*/*.json")) if folder.exists() else 0
 
@@ -158,12 +179,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench real-model-musique", description=__doc__.splitlines()[0])
     ap.add_argument(
         "step",
-        choices=("corpus", "build", "subset", "questions"),
+        choices=("corpus", "build", "subset", "questions", "recall"),
         help="corpus: choose the passages; build: index them; subset: the triples index cut to them (--out); "
-        "questions: an exported index's dev questions (--index)",
+        "questions: an exported index's dev questions (--index); recall: every retriever on the exported index "
+        "(--index) beside the cut (--cut)",
     )
     ap.add_argument("--out", type=Path, default=None, help="subset: where to write the cut triples index")
-    ap.add_argument("--index", type=Path, default=None, help="questions: an exported real-model index")
+    ap.add_argument("--index", type=Path, default=None, help="questions, recall: an exported real-model index")
+    ap.add_argument("--cut", type=Path, default=None, help="recall: the triples index cut by `subset`")
+    ap.add_argument(
+        "--budgets",
+        default=",".join(map(str, musique_recall.BUDGETS)),
+        help="recall: context budgets in tokens (default: %(default)s)",
+    )
     ap.add_argument("--model", choices=sorted(weights.MODELS), default="1.5b", help="pinned weights (default 1.5b)")
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default: 2)")
     ap.add_argument("--ctx", type=int, default=8192, help="the server's context size")
@@ -194,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             n = musique_subset.questions_by_text(a.index, data.MUSIQUE, corpus)
             log(f"wrote {a.index / 'questions_dev.jsonl'}: {n} questions")
         return 0
+    if a.step == "recall":
+        return _recall(a, ap, log)
     signal.signal(signal.SIGTERM, lambda signum, frame: _stop_now(log, "stopped by SIGTERM", 128 + signum))
     if a.hours:
         signal.signal(signal.SIGALRM, lambda signum, frame: _stop_now(log, f"stopped after {a.hours} h", 2))
