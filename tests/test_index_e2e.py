@@ -339,3 +339,26 @@ def test_a_document_touching_one_community_leaves_the_others_and_their_reports(c
         redone = [i for i in latest if latest[i]["full_content"] != after[i]["full_content"]]
         assert len(redone) <= 1 and all(latest[i]["report_basis"] != after[i]["report_basis"] for i in redone)
         assert sum(latest[i]["report_basis"] != after[i]["report_basis"] for i in latest) == 1
+
+
+def test_communities_under_report_min_size_get_no_report_until_the_knob_is_lowered(cfg, fake_llm, corpus, store):
+    """`index.report_min_size`: a small community costs no model call and has no report; lowering the knob writes
+    the missing reports and reuses the others."""
+    small = cfg.model_copy(update={"index": cfg.index.model_copy(update={"report_min_size": 3})})
+    with Engine(small) as eng:
+        n = len(fake_llm.chat_requests())
+        first = eng.index(corpus)
+        reports = _reports(store)
+        under = {i for i, r in reports.items() if r["size"] < 3}
+        assert under and len(under) < len(reports), "the sample must have communities on both sides of 3"
+        assert all(reports[i]["full_content"] is None for i in under)
+        assert all(r["full_content"] for i, r in reports.items() if i not in under)
+        assert first.redone.reports_skipped_small == len(under) and first.reports == len(reports) - len(under)
+        assert _report_calls(fake_llm, n) == len(reports) - len(under) and first.failures.count == 0
+    with Engine(cfg) as eng:
+        n = len(fake_llm.chat_requests())
+        lowered = eng.index(corpus)
+        after = _reports(store)
+        assert set(after) == set(reports) and all(r["full_content"] for r in after.values())
+        assert lowered.redone.reports_generated == len(under) == _report_calls(fake_llm, n)
+        assert lowered.redone.reports_reused == len(reports) - len(under) and lowered.redone.reports_skipped_small == 0

@@ -109,6 +109,7 @@ def run_adopt(rt: Runtime, source: str = "auto") -> AdoptSummary:
             communities=CommunityChanges.from_counts(community_sync),
             reports_generated=report_stats["generated"],
             reports_reused=report_stats["reused"],
+            reports_skipped_small=report_stats["skipped_small"],
             embedded=embedded,
             synonyms=synonyms,
         ),

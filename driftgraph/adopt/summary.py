@@ -25,6 +25,7 @@ class Added:
     communities: CommunityChanges
     reports_generated: int
     reports_reused: int
+    reports_skipped_small: int  # communities under index.report_min_size, sent to no model
     embedded: dict[str, int]  # per node kind: entity, chunk, community
     synonyms: SynonymSummary
 
@@ -36,6 +37,7 @@ class Added:
             "communities": self.communities.to_dict(),
             "reports_generated": self.reports_generated,
             "reports_reused": self.reports_reused,
+            "reports_skipped_small": self.reports_skipped_small,
             "embedded": dict(self.embedded),
             "synonyms": self.synonyms.to_dict(),
         }

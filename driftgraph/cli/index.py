@@ -101,6 +101,11 @@ def render_summary(s: IndexSummary) -> None:
     out.print(
         f"LLM calls {s.llm_calls} (cache hits {s.cache_hits}), tokens {s.tokens.prompt} in / "
         f"{s.tokens.completion} out; reports generated {r.reports_generated}, reused {r.reports_reused}"
+        + (
+            f", none for {r.reports_skipped_small} communities under index.report_min_size"
+            if r.reports_skipped_small
+            else ""
+        )
     )
     out.print(synonym_line(r.synonyms.to_dict()), style="yellow" if r.synonyms.too_many else None)
     f = s.failures

@@ -84,6 +84,12 @@ class IndexConfig(_Section):
         8000, ge=256, description="context tokens of one community report call (sub-reports stand in above)"
     )
     report_max_tokens: int = Field(2000, ge=64, description="output cap of one community report call")
+    report_min_size: int = Field(
+        1,
+        ge=1,
+        description="communities with fewer entities get no report (one model call saved each; local search still "
+        "reads their entities, global search lists them as dropped: no_report); a report already stored is kept",
+    )
     concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
     write_batch_size: int = Field(
         1000, ge=1, le=100_000, description="rows per Neo4j read or write page (graph, communities, vectors)"

@@ -231,6 +231,7 @@ def sync_corpus(
             reports_reused=report_stats["reused"],
             reports_outdated=report_stats["outdated"],
             reports_with_substituted_sub_reports=report_stats["substituted"],
+            reports_skipped_small=report_stats["skipped_small"],
             deleted=deleted,
             embedded=embedded,
             synonyms=synonyms,

@@ -180,11 +180,19 @@ def generate_reports(
     on_done: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Report], dict[str, Any]]:
     """Reports by community id, plus stats (generated, reused, outdated: generated again for a kept
-    community whose data changed, substituted, failures)."""
+    community whose data changed, substituted, skipped_small: below ``index.report_min_size`` with no stored
+    report to reuse, failures)."""
     builder = ContextBuilder(graph, cfg)
     by_number = {c.community: c for c in communities}
     reports: dict[str, Report] = {}
-    stats: dict[str, Any] = {"generated": 0, "reused": 0, "outdated": 0, "substituted": 0, "failures": []}
+    stats: dict[str, Any] = {
+        "generated": 0,
+        "reused": 0,
+        "outdated": 0,
+        "substituted": 0,
+        "skipped_small": 0,
+        "failures": [],
+    }
     lock = threading.Lock()
 
     def count(key: str, n: int = 1) -> None:
@@ -197,6 +205,9 @@ def generate_reports(
         if old is not None and old.basis in (None, basis):
             count("reused")
             return replace(old, basis=basis)
+        if c.size < cfg.index.report_min_size:
+            count("skipped_small")
+            return None
         count("outdated", int(old is not None))
         children = [by_number[n] for n in c.children if n in by_number]
         context, substituted = builder.context(c, children, reports)

@@ -128,6 +128,7 @@ class Redone:
     reports_reused: int
     reports_outdated: int
     reports_with_substituted_sub_reports: int
+    reports_skipped_small: int  # communities under index.report_min_size, sent to no model
     deleted: dict[str, int]  # per kind: documents, claims, relationships, chunks, entities, mentions
     embedded: dict[str, int]  # per node kind: entity, chunk, community
     synonyms: SynonymSummary
@@ -144,6 +145,7 @@ class Redone:
             "reports_reused": self.reports_reused,
             "reports_outdated": self.reports_outdated,
             "reports_with_substituted_sub_reports": self.reports_with_substituted_sub_reports,
+            "reports_skipped_small": self.reports_skipped_small,
             "deleted": dict(self.deleted),
             "embedded": dict(self.embedded),
             "synonyms": self.synonyms.to_dict(),
