@@ -55,6 +55,13 @@ def test_the_cut_index_points_only_at_what_it_keeps(shared_data: Path, tmp_path:
     before = (out / "questions_dev.jsonl").read_text()
     assert questions_by_text(out, root, corpus) == 3
     assert (out / "questions_dev.jsonl").read_text().splitlines() == before.splitlines()
+    # the real-model build's report rule: a community left with fewer than N entities loses its report
+    small = tmp_path / "small"
+    subset(root, corpus, small, report_min_size=3)
+    sizes = {c["community"]: c["size"] for c in _rows(small, "communities")}
+    assert sizes == {c["community"]: c["size"] for c in t["communities"]}, "the communities themselves stay"
+    kept = {r["community"] for r in _rows(small, "community_reports")}
+    assert kept == {n for n, size in sizes.items() if size >= 3} and 0 < len(kept) < len(sizes)
 
 
 def test_a_gold_passage_split_by_chunking_is_an_error_not_a_lost_question(shared_data: Path, tmp_path: Path):

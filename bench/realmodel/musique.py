@@ -23,7 +23,10 @@ lost from one index to the other can be measured and shrunk.
 
 The settings beyond the README's "Local model servers" section are in ``SETTINGS`` and recorded in the raw
 file: no gleaning round (it doubles the calls; the triples-built index had none either), one call at a time
-(the server answers one at a time, and its prompt cache reuses the shared prefix of consecutive calls).
+(the server answers one at a time, and its prompt cache reuses the shared prefix of consecutive calls), and no
+report for a community of fewer than 5 entities: in the graph of the first 100 extractions 42 of 70 communities
+hold 2-4 entities, so reports for all would have cost about 250 calls, some four hours on two cores, mostly for
+text that restates two to four descriptions. ``subset`` applies the same rule to the triples cut.
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "musique_corpus.json"
 DISTRACTORS = 2
 _STOP_ALSO: list[int] = []  # processes that are not our children but live only for the build
-SETTINGS: dict[str, Any] = {"index": {"max_gleanings": 0, "concurrency": 1}, "llm": {"timeout_s": 1800}}
+SETTINGS: dict[str, Any] = {
+    "index": {"max_gleanings": 0, "concurrency": 1, "report_min_size": 5},
+    "llm": {"timeout_s": 1800},
+}
 
 
 def cache_dir(model: str) -> Path:
@@ -214,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.step == "subset":
             if a.out is None:
                 ap.error("subset needs --out DIR")
-            counts = musique_subset.subset(data.MUSIQUE, corpus, a.out)
+            min_size = SETTINGS["index"]["report_min_size"]
+            counts = musique_subset.subset(data.MUSIQUE, corpus, a.out, report_min_size=min_size)
             log(f"wrote {a.out}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         else:
             if a.index is None:

@@ -6,7 +6,9 @@ measured against eight times as many distractors: comparing the two as they are 
 with an easier haystack. ``subset`` therefore writes the triples-built index cut to the same passages (GraphRAG
 parquet): text units and documents of those passages, the entities and relationships they support (their
 text-unit lists, degrees and frequencies recounted inside the cut), and the communities that keep at least one
-entity, with member lists cut the same way and their report text as it was. ``questions`` gives an exported
+entity, with member lists cut the same way and their report text as it was; a community left with fewer than
+``report_min_size`` entities loses its report, the rule the real-model build applies (``index.report_min_size``
+in ``musique.SETTINGS``), so both indexes hold reports of the same kind of community. ``questions`` gives an exported
 real-model index the dev questions with its own text-unit ids, matched by passage text (the build writes each
 passage unchanged as one document of one chunk).
 """
@@ -41,8 +43,11 @@ def _cut(ids: Any, keep: set[Any]) -> list[Any]:
     return [i for i in (ids if ids is not None else []) if i in keep]
 
 
-def cut_rows(tables: dict[str, list[dict[str, Any]]], passages: set[str]) -> dict[str, list[dict[str, Any]]]:
-    """The index's rows restricted to ``passages`` (text-unit ids); every id list points only at kept rows."""
+def cut_rows(
+    tables: dict[str, list[dict[str, Any]]], passages: set[str], report_min_size: int = 1
+) -> dict[str, list[dict[str, Any]]]:
+    """The index's rows restricted to ``passages`` (text-unit ids); every id list points only at kept rows, and
+    only communities of at least ``report_min_size`` kept entities keep their report."""
     units = [dict(u) for u in tables["text_units"] if u["id"] in passages]
     found = {u["id"] for u in units}
     if missing := sorted(passages - found):
@@ -84,19 +89,19 @@ def cut_rows(tables: dict[str, list[dict[str, Any]]], passages: set[str]) -> dic
     reports = [
         {**r, "children": _cut(r["children"], numbers), "size": size[r["community"]]}
         for r in tables["community_reports"]
-        if r["community"] in numbers
+        if r["community"] in numbers and size[r["community"]] >= report_min_size
     ]
     out = {"documents": documents, "text_units": units, "entities": entities, "relationships": relationships}
     return {**out, "communities": communities, "community_reports": reports}
 
 
-def subset(root: Path, corpus: dict[str, Any], out: Path) -> dict[str, int]:
+def subset(root: Path, corpus: dict[str, Any], out: Path, report_min_size: int = 1) -> dict[str, int]:
     """Write ``root`` cut to the corpus passages under ``out``, with the dev questions whose gold it holds."""
     passages = set(corpus["passages"])
     schemas, tables = {}, {}
     for name in TABLES:
         schemas[name], tables[name] = _read(root, name)
-    cut = cut_rows(tables, passages)
+    cut = cut_rows(tables, passages, report_min_size)
     out.mkdir(parents=True, exist_ok=True)
     for name in TABLES:
         _write(out, name, schemas[name], cut[name])
