@@ -89,6 +89,11 @@ def test_cli_index_builds_the_graph_model_then_reruns_free(cfg, neo4j_config, fa
     assert s["llm_calls"] == len(fake_llm.chat_requests()) and s["cache_hits"] == 0
     assert s["redone"]["descriptions_summarized"] > 0, "descriptions over the token cap were summarised"
     assert set(s["seconds"]) >= {"load", "chunk", "extract", "merge", "write", "communities", "reports", "embed"}
+    # stderr is a pipe here, not a terminal: progress comes as plain lines, not bars drawn only at the end
+    said = [line for line in res.stderr.splitlines() if line.startswith("index: ")]
+    n = s["chunks"]
+    assert any(line.startswith(f"index: extract {n}/{n} (100%), ") for line in said), res.stderr
+    assert any(line.startswith(f"index: reports {s['communities']}/{s['communities']} (100%)") for line in said)
 
     from driftgraph.store.db import Store
 
