@@ -127,7 +127,7 @@ def build(a: argparse.Namespace, log) -> dict[str, Any]:
                 eng = common.engine(db.uri, db.password, cached=False, extra=extra)
                 t0 = time.perf_counter()
                 try:
-                    summary = eng.index(docs, reset=True).to_dict()
+                    summary = eng.index(docs, reset=True, progress=True).to_dict()
                     if a.export:
                         eng.export_graphrag(a.export)
                         musique_subset.questions_by_text(a.export, data.MUSIQUE, corpus)
