@@ -367,3 +367,27 @@ def test_communities_under_report_min_size_get_no_report_until_the_knob_is_lower
         assert set(after) == set(reports) and all(r["full_content"] for r in after.values())
         assert lowered.redone.reports_generated == len(under) == _report_calls(fake_llm, n)
         assert lowered.redone.reports_reused == len(reports) - len(under) and lowered.redone.reports_skipped_small == 0
+
+
+def test_a_report_whose_regeneration_failed_is_tried_again_not_reused(cfg, fake_llm, corpus, store):
+    """The stale report stays until a new one is written, but marked as computed from its old data: the next run
+    regenerates it rather than taking it for current."""
+    from tests.support import global_fake
+
+    with Engine(cfg) as eng:
+        eng.index(corpus)
+        before = _reports(store)
+        (corpus / "foundry.txt").write_text("Corran Foundry is older than the harbour.", encoding="utf-8")
+        fake_llm.responder = lambda req: (
+            "this is not JSON at all" if global_fake.schema_name(req) == "community_report" else responder(req)
+        )
+        failed = eng.index(corpus)
+        assert len(failed.failures.reports) == 1 and failed.redone.reports_generated == 0
+        stale = _reports(store)
+        (cid,) = [i for i in stale if stale[i]["community"] == failed.failures.reports[0].community]
+        assert stale[cid]["full_content"] == before[cid]["full_content"], "the old text is not lost"
+        assert stale[cid]["report_basis"] == before[cid]["report_basis"], "still marked as computed from old data"
+        fake_llm.responder = responder
+        n = len(fake_llm.chat_requests())
+        again = eng.index(corpus)
+        assert again.failures.count == 0 and again.redone.reports_generated == 1 == _report_calls(fake_llm, n)

@@ -88,7 +88,8 @@ class IndexConfig(_Section):
         1,
         ge=1,
         description="communities with fewer entities get no report (one model call saved each; local search still "
-        "reads their entities, global search lists them as dropped: no_report); a report already stored is kept",
+        "reads their entities, global search lists them as dropped: no_report); one that already has a report "
+        "keeps it, refreshed when its data changes (index --reset drops them)",
     )
     concurrency: int = Field(4, ge=1, le=256, description="parallel LLM calls")
     write_batch_size: int = Field(

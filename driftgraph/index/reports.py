@@ -180,8 +180,8 @@ def generate_reports(
     on_done: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Report], dict[str, Any]]:
     """Reports by community id, plus stats (generated, reused, outdated: generated again for a kept
-    community whose data changed, substituted, skipped_small: below ``index.report_min_size`` with no stored
-    report to reuse, failures)."""
+    community whose data changed, substituted, skipped_small: below ``index.report_min_size`` and never
+    reported, failures)."""
     builder = ContextBuilder(graph, cfg)
     by_number = {c.community: c for c in communities}
     reports: dict[str, Report] = {}
@@ -205,7 +205,7 @@ def generate_reports(
         if old is not None and old.basis in (None, basis):
             count("reused")
             return replace(old, basis=basis)
-        if c.size < cfg.index.report_min_size:
+        if old is None and c.size < cfg.index.report_min_size:  # a stored report is kept current, not dropped
             count("skipped_small")
             return None
         count("outdated", int(old is not None))
