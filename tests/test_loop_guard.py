@@ -12,6 +12,7 @@ import pytest
 
 from driftgraph.api import Engine
 from driftgraph.errors import ReplyFormatError
+from driftgraph.index.estimate import estimate_index
 from driftgraph.llm.jsonreply import salvage_json_object
 from driftgraph.llm.loops import LoopWatch
 from tests.conftest import make_config
@@ -132,3 +133,7 @@ def test_a_looping_extraction_keeps_its_records_with_one_call_and_replays_from_t
         again = eng.index(docs)
     assert len(fake_llm.chat_requests()) == before  # the cut reply replays: no call is paid twice
     assert again.llm["extract"]["salvaged"] == 1 and again.failures.count == 0
+    # the estimate replays it the same way: no repair counted, and the later stages counted on the real graph
+    stages = {s["stage"]: s for s in estimate_index(cfg, docs)["stages"]}
+    assert stages["extract"]["calls"] == 0 and stages["extract"]["cached"] == 2, stages["extract"]
+    assert stages["report"]["basis"] == "counted" and stages["report"]["calls"] == 0

@@ -100,7 +100,11 @@ class DryChat(ChatClient):
         if hit is not None:
             with self._lock:
                 est.cached += 1
-            return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key)
+            # finish_reason too: a reply cut off is salvaged, not repaired, exactly as in a real run
+            return ChatResult(
+                hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key,
+                finish_reason=hit.get("finish_reason"),
+            )  # fmt: skip
         enc = self._full.tokenizer.encoding
         placeholder = _PLACEHOLDER.get(phase, "estimate")
         prompt = expected = 3
