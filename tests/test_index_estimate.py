@@ -128,6 +128,21 @@ def test_after_a_run_the_estimate_is_exact_and_costs_nothing(neo4j_cfg, neo4j_co
             assert cold[phase]["completion_tokens_max"] >= used["completion_tokens"], phase
 
 
+def test_with_the_extraction_cached_each_missing_report_is_one_call(
+    neo4j_cfg, neo4j_config, fake_llm, corpus, tmp_path
+):
+    """Reports counted on the real graph: one call per community without a report, not two (a placeholder reply
+    that failed the report parser was counted again as its repair)."""
+    cfg = _cfg(fake_llm, tmp_path, neo4j_config)
+    none = cfg.model_copy(update={"index": cfg.index.model_copy(update={"report_min_size": 10_000})})
+    with Engine(none) as eng:
+        run = eng.index(corpus)
+    assert run.reports == 0 and run.communities > 0 and run.failures.count == 0
+    report = _stages(estimate_index(cfg, corpus))["report"]
+    assert report["basis"] == "counted" and report["cached"] == 0
+    assert report["calls"] == report["expected_calls"] == run.communities
+
+
 def test_cli_estimate_and_confirm(neo4j_cfg, neo4j_config, fake_llm, corpus, tmp_path):
     cfg = _cfg(fake_llm, tmp_path, neo4j_config)
     conf = tmp_path / "driftgraph.yaml"
