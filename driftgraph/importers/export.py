@@ -169,6 +169,26 @@ def _findings(value: Any) -> list[Row] | None:
     return [{"summary": f.get("summary"), "explanation": f.get("explanation")} for f in items]
 
 
+def unique_titles(rows: list[Row]) -> dict[str, str]:
+    """Entity id -> exported title, unique across the table. Entities merged by title *and* type can share a
+    title (``CULTURE`` an event and an organization); GraphRAG's relationships name endpoints by title, so the
+    most connected one (then the smallest id) keeps it and the others become ``TITLE (type)``, or
+    ``TITLE (id prefix)`` should that be taken too."""
+    by_title: dict[str, list[Row]] = {}
+    for r in rows:
+        by_title.setdefault(r["title"], []).append(r)
+    out = {r["id"]: r["title"] for r in rows}
+    taken = set(by_title)
+    for title, group in sorted(by_title.items()):
+        for r in sorted(group, key=lambda r: (-int(r["degree"] or 0), r["id"]))[1:]:
+            name = f"{title} ({r['type']})" if r["type"] else ""
+            if not name or name in taken:
+                name = f"{title} ({r['id'][:8]})"
+            taken.add(name)
+            out[r["id"]] = name
+    return out
+
+
 def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> ExportSummary:
     """Write every table to ``out``; returns the folder and the rows written per table."""
     store, page_size = rt.store, rt.config.import_.batch_size
@@ -180,18 +200,24 @@ def run_export(rt: Runtime, out: str | Path, progress: Any = None) -> ExportSumm
     def tick(name: str) -> Callable[[int], None]:
         return progress.task(f"export {name}", None) if progress is not None else (lambda n: None)
 
+    titles = unique_titles(store.read("export/entity_titles"))
     try:
-        for name in ("documents", "entities"):
-            advance = tick(name)
-            for page in _pages(store, name, page_size):
-                writers[name].write(page)
-                advance(len(page))
+        advance = tick("documents")
+        for page in _pages(store, "documents", page_size):
+            writers["documents"].write(page)
+            advance(len(page))
+        advance = tick("entities")
+        for page in _pages(store, "entities", page_size):
+            writers["entities"].write([{**e, "title": titles.get(e["id"], e["title"])} for e in page])
+            advance(len(page))
         rels_of_chunk: dict[str, list[str]] = {}
         advance = tick("relationships")
         for page in _pages(store, "relationships", page_size):
             for r in page:
                 for chunk_id in r["text_unit_ids"]:
                     rels_of_chunk.setdefault(chunk_id, []).append(r["id"])
+                r["source"] = titles.get(r["source_id"], r["source"])
+                r["target"] = titles.get(r["target_id"], r["target"])
             writers["relationships"].write(page)
             advance(len(page))
         advance = tick("text_units")
