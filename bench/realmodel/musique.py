@@ -24,10 +24,9 @@ lost from one index to the other can be measured and shrunk.
 The settings beyond the README's "Local model servers" section are in ``SETTINGS`` and recorded in the raw
 file: no gleaning round (it doubles the calls; the triples-built index had none either), one call at a time
 (the server answers one at a time, and its prompt cache reuses the shared prefix of consecutive calls), and no
-report for a community of fewer than 8 entities: 256 of the 323 communities of the extracted graph hold fewer,
-and their reports would mostly restate a few descriptions at about half a minute each. With the rule the build
-makes 67 report calls, under an hour, instead of 323, about three; the extraction took about two and a half
-hours. ``subset`` applies the same rule to the triples cut.
+report for a community of fewer than 8 entities: 128 of the 164 communities of the extracted graph hold fewer,
+and their reports would mostly restate a few descriptions at 35-60 s each; with the rule the build makes 36
+report calls (the extraction took about two and a half hours). ``subset`` applies the same rule to the triples cut.
 """
 
 from __future__ import annotations
