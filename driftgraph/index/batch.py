@@ -79,10 +79,7 @@ class BatchChat(ChatClient):
         hit = self._calls.get(key)
         if hit is not None:
             self.ledger.record(phase, cache_hits=1)
-            return ChatResult(
-                hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key,
-                finish_reason=hit.get("finish_reason"),
-            )  # fmt: skip
+            return ChatResult.from_cache(hit, key)
         if key in self.failed:
             self.ledger.record(phase, failed_calls=1)
             raise LLMUnavailable(self.failed[key], endpoint=self._cfg.base_url, status="batch")

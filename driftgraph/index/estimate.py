@@ -101,11 +101,7 @@ class DryChat(ChatClient):
         if hit is not None:
             with self._lock:
                 est.cached += 1
-            # finish_reason too: a reply cut off is salvaged, not repaired, exactly as in a real run
-            return ChatResult(
-                hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key,
-                finish_reason=hit.get("finish_reason"),
-            )  # fmt: skip
+            return ChatResult.from_cache(hit, key)  # a cut reply is salvaged, as in a real run
         enc = self._full.tokenizer.encoding
         placeholder = _PLACEHOLDER.get(phase, "estimate")
         prompt = expected = 3

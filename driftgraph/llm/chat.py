@@ -41,6 +41,15 @@ class ChatResult:
     estimated: bool = False  # the server sent no token counts: ours, by tiktoken
     finish_reason: str | None = None  # "length": cut at max_tokens; LOOPED: cut by the loop guard; None: unknown
 
+    @classmethod
+    def from_cache(cls, hit: dict[str, Any], key: str) -> ChatResult:
+        """A cached reply replayed as it was received, ``finish_reason`` included: the real client, the estimate's
+        dry run and the batch collector all read a cut-off reply the same way (salvaged, not repaired)."""
+        return cls(
+            hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, key,
+            finish_reason=hit.get("finish_reason"),
+        )  # fmt: skip
+
     @property
     def truncated(self) -> bool:
         """The reply was cut off, at ``max_tokens`` or by the loop guard: whatever it holds is incomplete."""
@@ -104,14 +113,7 @@ class ChatClient:
             hit = self._cache.get(key)
             if hit is not None:
                 self.ledger.record(phase, cache_hits=1)
-                return ChatResult(
-                    hit["text"],
-                    hit["prompt_tokens"],
-                    hit["completion_tokens"],
-                    True,
-                    key,
-                    finish_reason=hit.get("finish_reason"),
-                )
+                return ChatResult.from_cache(hit, key)
         result = self._send(params, phase, on_token, loop_guard)
         if result.finish_reason == LOOPED:
             self.ledger.record(phase, loops_cut=1)
