@@ -30,17 +30,6 @@ GRAPHRAG_COMMUNITY = "GraphRAG 3.2.0 local, community-entity store"
 SYSTEMS = (LOCAL, "driftgraph basic", "vector-only chunks", GRAPHRAG, GRAPHRAG_COMMUNITY)
 
 
-def _vector_only(root: Path, questions: list[data.Question], budgets: tuple[int, ...]) -> dict[str, list[dict]]:
-    from bench.run.embcache import EmbeddingCache
-    from driftgraph.llm.embedder import LOCAL_MODEL_ID
-    from driftgraph.llm.tokenizer import count_tokens
-
-    cache = EmbeddingCache(LOCAL_MODEL_ID)
-    return vector_only.run(
-        questions, data.text_units(root), cache.get, lambda t: count_tokens(t, "cl100k_base"), budgets
-    )
-
-
 def measure(name: str, root: Path, uri: str, budgets: tuple[int, ...], log) -> dict[str, Any]:
     """Import ``root`` into ``uri`` (its data replaced) and measure every system on its dev questions."""
     qfile = data.require(root / "questions_dev.jsonl")
@@ -55,7 +44,7 @@ def measure(name: str, root: Path, uri: str, budgets: tuple[int, ...], log) -> d
     systems = {
         LOCAL: ours["systems"][LOCAL],
         "driftgraph basic": ours["systems"]["driftgraph basic"],
-        "vector-only chunks": _vector_only(root, data.questions(qfile), budgets),
+        "vector-only chunks": vector_only.with_offline_embedder(data.questions(qfile), data.text_units(root), budgets),
         GRAPHRAG: theirs["quality"],
         GRAPHRAG_COMMUNITY: theirs["quality_community_store"],
     }

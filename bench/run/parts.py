@@ -47,13 +47,7 @@ def _local_runs(ctx: Context, budgets: tuple[int, ...], reps: int) -> dict:
 
 
 def _vector_only(budgets: tuple[int, ...]) -> dict:
-    from driftgraph.llm.embedder import LOCAL_MODEL_ID
-    from driftgraph.llm.tokenizer import count_tokens
-
-    cache = EmbeddingCache(LOCAL_MODEL_ID)
-    return vector_only.run(
-        data.questions(), data.text_units(), cache.get, lambda t: count_tokens(t, "cl100k_base"), budgets
-    )
+    return vector_only.with_offline_embedder(data.questions(), data.text_units(), budgets)
 
 
 def run_quality(ctx: Context) -> None:

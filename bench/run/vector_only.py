@@ -65,3 +65,13 @@ def run(
             )
         out[str(b)] = rows
     return out
+
+
+def with_offline_embedder(questions: Sequence, units: dict[str, str], budgets: Sequence[int]) -> dict[str, list[dict]]:
+    """``run`` with the offline embedder's shared vector cache and cl100k token counts (what the bench compares)."""
+    from bench.run.embcache import EmbeddingCache
+    from driftgraph.llm.embedder import LOCAL_MODEL_ID
+    from driftgraph.llm.tokenizer import count_tokens
+
+    cache = EmbeddingCache(LOCAL_MODEL_ID)
+    return run(questions, units, cache.get, lambda t: count_tokens(t, "cl100k_base"), budgets)
